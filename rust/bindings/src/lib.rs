@@ -1,0 +1,11 @@
+//! `strands_offload._native`: the PyO3 face of the core.
+//!
+//! This layer only converts arguments and results and releases the GIL around
+//! work that scales with the input; all logic lives in `offload_core`.
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,4 @@
+//! The hot path of strands-offload, in plain Rust (no Python types).
+//!
+//! Every length, offset and slice here is counted in Unicode code points,
+//! because that is what Python's `str` counts and what the reference measures.
