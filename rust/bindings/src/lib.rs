@@ -4,8 +4,15 @@
 //! work that scales with the input; all logic lives in `offload_core`.
 use pyo3::prelude::*;
 
+mod grep;
+mod json;
+mod tokens;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    tokens::register(m)?;
+    grep::register(m)?;
+    json::register(m)?;
     Ok(())
 }
