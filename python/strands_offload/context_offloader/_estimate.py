@@ -1,0 +1,94 @@
+"""Token estimates for a tool result, as the offload decision needs them.
+
+By default the plugin asks the agent's model, exactly like the reference. When
+the model keeps the SDK's base ``count_tokens`` (the chars/4 text and chars/2
+JSON heuristic), the same number is computed here without building a message,
+and JSON lengths come from the native core without building the JSON text.
+With an exact encoding the count is BPE tokens, stopping at the threshold.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from strands.models.model import Model
+
+from .. import _native
+
+if TYPE_CHECKING:
+    from strands.types.tools import ToolResult
+
+# Exact counts above this many code points come from a counted sample, scaled.
+_EXACT_SAMPLE_CHARS = 262_144
+
+
+def uses_base_heuristic(model: object) -> bool:
+    """Whether ``model`` keeps the SDK's base ``count_tokens`` (no provider override)."""
+    return getattr(type(model), "count_tokens", None) is Model.count_tokens
+
+
+def _ceil_div(numerator: int, denominator: int) -> int:
+    return -(-numerator // denominator)
+
+
+def _json_chars(value: Any) -> int:
+    # The base heuristic counts a value it cannot serialise as 0 tokens.
+    try:
+        return _native.json_dumps_len(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def heuristic_tokens(result: ToolResult) -> int:
+    """The base model's estimate of a one-message conversation holding ``result``."""
+    total = 0
+    for item in result.get("content", []):
+        if "text" in item:
+            total += _ceil_div(len(item["text"]), 4)
+        if "json" in item:
+            total += _ceil_div(_json_chars(item["json"]), 2)
+    return total
+
+
+def _textual_parts(result: ToolResult) -> list[str]:
+    parts: list[str] = []
+    for item in result.get("content", []):
+        if "text" in item:
+            parts.append(item["text"])
+        if "json" in item:
+            try:
+                parts.append(_native.json_dumps(item["json"]))
+            except (TypeError, ValueError):
+                continue
+    return parts
+
+
+def exceeds_exact(result: ToolResult, threshold: int, encoding: str) -> bool:
+    """Whether the exact BPE count of the result's text and JSON is above ``threshold``.
+
+    Costs time in proportion to the threshold, not to the result.
+    """
+    remaining = threshold
+    for part in _textual_parts(result):
+        remaining -= _native.count_tokens(part, encoding, limit=remaining)
+        if remaining < 0:
+            return True
+    return False
+
+
+def exact_tokens(result: ToolResult, encoding: str) -> int:
+    """Exact BPE count of the result's text and JSON, sampled for very large parts.
+
+    A part longer than the sample size is counted on its first and last halves of
+    the sample and scaled to its full length, so the notice's ``~N tokens`` stays
+    cheap on multi-megabyte results.
+    """
+    total = 0
+    for part in _textual_parts(result):
+        if len(part) <= _EXACT_SAMPLE_CHARS:
+            total += _native.count_tokens(part, encoding)
+            continue
+        half = _EXACT_SAMPLE_CHARS // 2
+        sampled = _native.count_tokens(part[:half], encoding) + _native.count_tokens(part[-half:], encoding)
+        total += round(sampled * len(part) / (2 * half))
+    return total

@@ -1,0 +1,664 @@
+"""The ``ContextOffloader`` plugin: keep oversized tool results out of the context window.
+
+A tool result whose estimated size passes ``max_result_tokens`` is written to
+storage block by block; the conversation gets a notice with a preview and one
+reference per stored block, and the model can grep or page the stored copy with
+the ``retrieve_offloaded_content`` tool. Behaviour, formats and defaults follow
+``strands.vended_plugins.context_offloader`` (strands-agents 1.62.0); the JSON
+text, the grep and the line pages run in the native core.
+
+Options the reference does not have are keyword-only:
+
+- ``tokenizer``: ``"cl100k_base"`` / ``"o200k_base"`` count and cut previews with
+  exact BPE; ``"auto"`` picks the encoding of an OpenAI model and otherwise keeps
+  the default (the model's ``count_tokens`` and chars/4 previews).
+- ``json_queries``: the retrieval tool also takes ``query``, a JSONPath subset
+  evaluated on stored JSON.
+- ``opaque_references``: the model only ever sees random handles bound to this
+  plugin and agent, never storage keys, paths or bucket names.
+
+A tool can keep its own result from being offloaded with :func:`skip_offload`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import secrets
+import uuid
+import weakref
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from strands.agent._agent_as_tool import _AgentAsTool
+from strands.hooks.events import AfterToolCallEvent, BeforeModelCallEvent
+from strands.plugins import Plugin, hook
+from strands.storage.storage import _NAMESPACED
+from strands.tools.decorator import tool
+from strands.types.tools import ToolContext, ToolResult, ToolResultContent
+from typing_extensions import TypedDict
+
+from .. import _native
+from ..storage.storage import _NamespacedStorage
+from . import _estimate
+from ._backend import is_legacy_storage, retrieve_blob, store_blob
+from ._content import decode_full_content
+from ._index_cache import IndexCache
+from .search import _is_searchable_content, _search_content
+from .storage import InMemoryStorage
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_MAX_RESULT_TOKENS = 2_500
+_DEFAULT_PREVIEW_TOKENS = 1_000
+_CHARS_PER_TOKEN = 4
+_TOOL_NAME = "retrieve_offloaded_content"
+_TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
+
+SKIP_OFFLOAD_KEY = "strands_offload.skip_tool_use_ids"
+"""Invocation-state key holding the toolUseIds whose results must stay in context."""
+
+
+def skip_offload(tool_context: ToolContext) -> None:
+    """Mark the calling tool's result as never to be offloaded.
+
+    The invocation state is shared by every tool call of one invocation, so the
+    mark names this call's ``toolUseId``; other calls are unaffected.
+    """
+    marks = tool_context.invocation_state.setdefault(SKIP_OFFLOAD_KEY, set())
+    marks.add(tool_context.tool_use["toolUseId"])
+
+
+def _skip_requested(invocation_state: dict[str, Any], tool_use_id: str) -> bool:
+    marks = invocation_state.get(SKIP_OFFLOAD_KEY)
+    if marks is None:
+        return False
+    if isinstance(marks, str):
+        return marks == tool_use_id
+    return tool_use_id in marks
+
+
+class LineRange(TypedDict):
+    """Lines to read, 1-indexed, both ends included."""
+
+    start: int
+    end: int
+
+
+class ShouldOffload(Protocol):
+    """Decides per call whether an oversized result is offloaded (may be async)."""
+
+    def __call__(self, tool_name: str, token_count: int, **kwargs: Any) -> bool | Awaitable[bool]:
+        """Return True to offload, False to keep the result in the conversation.
+
+        Args:
+            tool_name: The tool that produced the result ("" when unnamed).
+            token_count: The estimate that exceeded the threshold.
+            **kwargs: Room for future arguments; accept and ignore them.
+        """
+        ...
+
+
+@dataclass
+class _StoredBlock:
+    reference: str
+    content_type: str
+    description: str
+
+
+@dataclass
+class OffloadedContent:
+    """What :meth:`ContextOffloader.offload` stored and what to show in its place.
+
+    Attributes:
+        notice: The text that replaces the content (header, guidance, preview, references).
+        references: One reference per stored block, in block order.
+        content: The notice block followed by the placeholders of non-text blocks.
+    """
+
+    notice: str
+    references: list[str]
+    content: list[ToolResultContent] = field(default_factory=list)
+
+
+def _encoding_for_model(model: object) -> str | None:
+    """The tiktoken encoding of an OpenAI model, or None for other providers."""
+    try:
+        from strands.models.openai import OpenAIModel
+    except ImportError:  # the openai extra is not installed
+        return None
+    if not isinstance(model, OpenAIModel):
+        return None
+    config = model.get_config()
+    model_id = str(config.get("model_id", "") if isinstance(config, dict) else "").lower()
+    if model_id.startswith(("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")):
+        return "o200k_base"
+    if model_id.startswith(("gpt-4", "gpt-3.5")):
+        return "cl100k_base"
+    return None
+
+
+class ContextOffloader(Plugin):
+    """Offload oversized tool results to storage and let the model search them.
+
+    Args:
+        storage: A unified ``Storage``, a legacy offloader ``Storage`` or None
+            (use the agent's ``storage``, else a legacy ``InMemoryStorage``).
+        max_result_tokens: Results estimated above this many tokens are offloaded.
+        preview_tokens: Size of the preview left in the conversation, in tokens.
+        include_retrieval_tool: Register ``retrieve_offloaded_content``.
+        should_offload: Optional callback consulted once a result is over the threshold.
+        evict_after_cycles: Delete what was stored (unified storage) this many agent
+            cycles after it was last stored or retrieved; None keeps it.
+        tokenizer: None (the model's own estimate), ``"cl100k_base"``, ``"o200k_base"``
+            or ``"auto"``.
+        json_queries: Let the retrieval tool evaluate a ``query`` on stored JSON.
+        opaque_references: Show the model random handles instead of storage references.
+
+    Raises:
+        ValueError: On an invalid threshold, preview size, eviction setting or tokenizer.
+    """
+
+    name = "context_offloader"
+
+    def __init__(
+        self,
+        storage: Any = None,
+        max_result_tokens: int = _DEFAULT_MAX_RESULT_TOKENS,
+        preview_tokens: int = _DEFAULT_PREVIEW_TOKENS,
+        *,
+        include_retrieval_tool: bool = True,
+        should_offload: ShouldOffload | None = None,
+        evict_after_cycles: int | None = 20,
+        tokenizer: str | None = None,
+        json_queries: bool = False,
+        opaque_references: bool = False,
+    ) -> None:
+        if max_result_tokens <= 0:
+            raise ValueError("max_result_tokens must be positive")
+        if preview_tokens < 0:
+            raise ValueError("preview_tokens must be non-negative")
+        if preview_tokens >= max_result_tokens:
+            raise ValueError("preview_tokens must be less than max_result_tokens")
+        if evict_after_cycles is not None and (not isinstance(evict_after_cycles, int) or evict_after_cycles < 1):
+            raise ValueError("evict_after_cycles must be a positive integer or None")
+        if tokenizer is not None and tokenizer not in _TOKENIZERS:
+            raise ValueError(f"tokenizer must be None or one of {', '.join(_TOKENIZERS)}, got {tokenizer!r}")
+
+        self._storage: Any = self._scope(storage) if storage is not None else None
+        self._bound: weakref.WeakKeyDictionary[Agent, Any] = weakref.WeakKeyDictionary()
+        self._cycles: weakref.WeakKeyDictionary[Agent, dict[str, int]] = weakref.WeakKeyDictionary()
+        self._handles: weakref.WeakKeyDictionary[Agent, dict[str, str]] = weakref.WeakKeyDictionary()
+        self._max_result_tokens = max_result_tokens
+        self._preview_tokens = preview_tokens
+        self._include_retrieval_tool = include_retrieval_tool
+        self._should_offload = should_offload
+        self._evict_after_cycles = evict_after_cycles
+        self._tokenizer = tokenizer
+        self._json_queries = json_queries
+        self._opaque_references = opaque_references
+        self._indexes = IndexCache()
+        super().__init__()
+        # Both tool variants are discovered; keep the one whose spec matches the options.
+        dropped = "_retrieve_with_query" if not json_queries else "retrieve_offloaded_content"
+        self._tools = [t for t in self._tools if getattr(t, "_tool_func", None) is None or t._tool_func.__name__ != dropped]
+
+    # ------------------------------------------------------------------ storage binding
+
+    @staticmethod
+    def _scope(storage: Any) -> Any:
+        """Give unified storage its ``offloader`` namespace unless it is already scoped."""
+        if is_legacy_storage(storage) or getattr(storage, "_namespaced", None) is _NAMESPACED:
+            return storage
+        return _NamespacedStorage(storage, "offloader")
+
+    def _storage_for_agent(self, agent: Agent) -> Any:
+        if self._storage is None:
+            raise RuntimeError("ContextOffloader storage not initialized; call init_agent first")
+        if not hasattr(self._storage, "for_sandbox"):
+            return self._storage
+        bound = self._bound.get(agent)
+        if bound is None:
+            bound = self._storage.for_sandbox(agent.sandbox)
+            self._bound[agent] = bound
+        return bound
+
+    def init_agent(self, agent: Agent) -> None:
+        """Resolve and bind storage for ``agent``; drop the retrieval tool when disabled."""
+        if self._storage is None:
+            self._storage = self._scope(agent.storage) if agent.storage is not None else InMemoryStorage()
+        if isinstance(self._storage, InMemoryStorage):
+            self._storage._bind(id(agent))
+        self._storage_for_agent(agent)
+        if not self._include_retrieval_tool:
+            self._tools = [t for t in self._tools if t.tool_name != _TOOL_NAME]
+
+    # ------------------------------------------------------------------ eviction
+
+    @hook
+    async def _on_before_model_call(self, event: BeforeModelCallEvent) -> None:
+        """Evict what this agent stored too many cycles ago."""
+        if self._storage is None:
+            return
+        cycle = event.agent.event_loop_metrics.cycle_count
+        if isinstance(self._storage, InMemoryStorage):
+            self._storage._evict(cycle)
+            return
+        if is_legacy_storage(self._storage) or self._evict_after_cycles is None:
+            return
+        tracked = self._cycles.get(event.agent)
+        if not tracked:
+            return
+        oldest_kept = cycle - self._evict_after_cycles
+        stale = [reference for reference, stored in tracked.items() if stored < oldest_kept]
+        if not stale:
+            return
+        storage = self._storage_for_agent(event.agent)
+        removed = 0
+        for reference in stale:
+            try:
+                await storage.delete(reference)
+            except Exception:
+                logger.debug("key=<%s> | eviction failed, will retry next cycle", reference)
+                continue
+            del tracked[reference]
+            self._indexes.forget(reference)
+            removed += 1
+        if removed:
+            logger.debug("evicted=<%d>, cycle=<%d> | stale offloaded entries deleted", removed, cycle)
+
+    def _track(self, agent: Agent, reference: str, cycle: int) -> None:
+        if self._storage is None or is_legacy_storage(self._storage):
+            return
+        self._cycles.setdefault(agent, {})[reference] = cycle
+
+    # ------------------------------------------------------------------ references shown to the model
+
+    def _shown(self, agent: Agent, reference: str) -> str:
+        if not self._opaque_references or not reference:
+            return reference
+        handle = f"ref_{secrets.token_urlsafe(12)}"
+        self._handles.setdefault(agent, {})[handle] = reference
+        return handle
+
+    def _resolve(self, agent: Agent, shown: str) -> str:
+        if not self._opaque_references:
+            return shown
+        reference = self._handles.get(agent, {}).get(shown)
+        if reference is None:
+            raise ValueError(f"reference not found: {shown}")
+        return reference
+
+    # ------------------------------------------------------------------ the retrieval tool
+
+    @tool(context=True)
+    async def retrieve_offloaded_content(
+        self,
+        reference: str,
+        tool_context: ToolContext,
+        pattern: str | None = None,
+        line_range: LineRange | None = None,
+        context_lines: int | None = None,
+    ) -> dict[str, Any] | str:
+        """Read back a tool result that was moved out of the conversation because of its size.
+
+        An offloaded result left a preview and one reference per stored block in the
+        conversation. Pass such a reference here.
+
+        Modes:
+          - pattern: only the lines matching it, each with surrounding context lines.
+          - line_range: exactly those lines, numbered.
+          - neither: the whole stored content. This puts every token back into the
+            conversation, so prefer the preview, a pattern or a range.
+
+        Notes:
+          - pattern, line_range and context_lines apply to text content only; leave them
+            out for images, documents and other binary content.
+          - Line numbers start at 1 and can be reused in a later line_range call.
+          - Each retrieval counts as a fresh use, so content you keep reading is not
+            evicted while you still need it.
+
+        Examples:
+          {"reference": "ref_1", "pattern": "error"} -> lines with "error", 5 lines of context
+          {"reference": "ref_1", "pattern": "error|warning", "context_lines": 3} -> regex, 3 context lines
+          {"reference": "ref_1", "line_range": {"start": 10, "end": 25}} -> lines 10 to 25
+          {"reference": "ref_1", "pattern": "TODO", "line_range": {"start": 1, "end": 50}} -> search lines 1-50
+
+        Args:
+            reference: A reference listed in the offload notice (for example "mem_1_tool-123_0").
+            pattern: Regular expression or plain keyword to search for; returns matching lines
+                with context instead of the whole content.
+            line_range: Object with 1-indexed 'start' and 'end' lines to return; with a pattern,
+                limits the search to those lines.
+            context_lines: Lines shown before and after each match, like grep -C (default 5).
+                Alone, returns the first N lines.
+            tool_context: Supplied by the framework.
+        """
+        return await self._retrieve(tool_context.agent, reference, pattern, line_range, context_lines, None)
+
+    @tool(name=_TOOL_NAME, context=True)
+    async def _retrieve_with_query(
+        self,
+        reference: str,
+        tool_context: ToolContext,
+        pattern: str | None = None,
+        line_range: LineRange | None = None,
+        context_lines: int | None = None,
+        query: str | None = None,
+    ) -> dict[str, Any] | str:
+        """Read back a tool result that was moved out of the conversation because of its size.
+
+        An offloaded result left a preview and one reference per stored block in the
+        conversation. Pass such a reference here.
+
+        Modes:
+          - query: for stored JSON, the values a JSONPath expression selects, such as
+            "$.items[3].name", "$.items[*].id" or "$..error"; the cheapest way into large JSON.
+          - pattern: only the lines matching it, each with surrounding context lines.
+          - line_range: exactly those lines, numbered.
+          - none of them: the whole stored content. This puts every token back into the
+            conversation, so prefer the preview, a query, a pattern or a range.
+
+        Notes:
+          - pattern, line_range and context_lines apply to text content only; query to JSON only.
+          - Line numbers start at 1 and can be reused in a later line_range call.
+          - Each retrieval counts as a fresh use, so content you keep reading is not
+            evicted while you still need it.
+
+        Examples:
+          {"reference": "ref_1", "query": "$.items[0:3]"} -> the first three items
+          {"reference": "ref_1", "pattern": "error", "context_lines": 3} -> lines with "error"
+          {"reference": "ref_1", "line_range": {"start": 10, "end": 25}} -> lines 10 to 25
+
+        Args:
+            reference: A reference listed in the offload notice (for example "mem_1_tool-123_0").
+            pattern: Regular expression or plain keyword to search for.
+            line_range: Object with 1-indexed 'start' and 'end' lines to return.
+            context_lines: Lines shown before and after each match (default 5).
+            query: JSONPath expression evaluated on stored JSON content.
+            tool_context: Supplied by the framework.
+        """
+        return await self._retrieve(tool_context.agent, reference, pattern, line_range, context_lines, query)
+
+    async def _retrieve(
+        self,
+        agent: Agent,
+        shown: str,
+        pattern: str | None,
+        line_range: LineRange | None,
+        context_lines: int | None,
+        query: str | None,
+    ) -> dict[str, Any] | str:
+        reference = self._resolve(agent, shown)
+        storage = self._storage_for_agent(agent)
+        try:
+            data, content_type = await retrieve_blob(storage, reference)
+        except KeyError as error:
+            raise ValueError(f"reference not found: {shown}") from error
+        self._track(agent, reference, agent.event_loop_metrics.cycle_count)
+
+        if query is not None:
+            if content_type != "application/json":
+                raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
+            return _native.json_query(bytes(data), query)
+
+        if pattern is None and line_range is None and context_lines is None:
+            return decode_full_content(bytes(data), content_type, shown)
+
+        if not _is_searchable_content(content_type):
+            raise ValueError(
+                f"cannot search binary content ({content_type}). "
+                "Omit pattern/line_range/context_lines to retrieve the full content."
+            )
+        lines_around = context_lines if context_lines is not None else 5
+        span: tuple[int, int] | None = None
+        if line_range is not None:
+            span = (int(line_range["start"]), int(line_range["end"]))
+        elif pattern is None:
+            span = (1, max(1, lines_around))
+        index = self._indexes.get(reference, data)
+        return _search_content(
+            index,
+            pattern=pattern,
+            line_range=span,
+            context_lines=lines_around,
+            max_chars=self._max_result_tokens * _CHARS_PER_TOKEN,
+        )
+
+    # ------------------------------------------------------------------ intercepting tool results
+
+    def _encoding(self, agent: Agent) -> str | None:
+        if self._tokenizer == "auto":
+            return _encoding_for_model(agent.model)
+        return self._tokenizer
+
+    async def _estimate(self, agent: Agent, result: ToolResult) -> int | None:
+        """Tokens of ``result`` when over the threshold, else None."""
+        encoding = self._encoding(agent)
+        if encoding is not None:
+            if not _estimate.exceeds_exact(result, self._max_result_tokens, encoding):
+                return None
+            return max(self._max_result_tokens + 1, _estimate.exact_tokens(result, encoding))
+        if _estimate.uses_base_heuristic(agent.model):
+            tokens = _estimate.heuristic_tokens(result)
+        else:
+            tokens = await agent.model.count_tokens([{"role": "user", "content": [{"toolResult": result}]}])
+        return tokens if tokens > self._max_result_tokens else None
+
+    @hook
+    async def _handle_tool_result(self, event: AfterToolCallEvent) -> None:
+        """Replace an oversized tool result by a notice, a preview and references."""
+        if event.cancel_message is not None:
+            return
+        if self._include_retrieval_tool and event.tool_use.get("name") == _TOOL_NAME:
+            return
+        if isinstance(event.selected_tool, _AgentAsTool) and event.selected_tool.delegate:
+            return  # a delegate's result is the final answer; nothing could retrieve it
+        result = event.result
+        tool_use_id = event.tool_use["toolUseId"]
+        if _skip_requested(event.invocation_state, tool_use_id):
+            logger.debug("tool_use_id=<%s> | offload skipped on request", tool_use_id)
+            return
+
+        tokens = await self._estimate(event.agent, result)
+        if tokens is None:
+            return
+        if self._should_offload is not None:
+            try:
+                verdict = self._should_offload(event.tool_use.get("name", ""), tokens)
+                if inspect.isawaitable(verdict):
+                    verdict = await verdict
+                if not verdict:
+                    return
+            except Exception:
+                logger.warning(
+                    "tool_use_id=<%s> | should_offload callback raised, offloading anyway",
+                    tool_use_id,
+                    exc_info=True,
+                )
+        try:
+            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens)
+        except Exception:
+            logger.warning("tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True)
+            return
+        logger.debug("tool_use_id=<%s>, tokens=<%d> | tool result offloaded", tool_use_id, tokens)
+        event.result = ToolResult(toolUseId=result["toolUseId"], status=result["status"], content=offloaded.content)
+
+    # ------------------------------------------------------------------ offloading
+
+    async def offload(
+        self,
+        agent: Agent,
+        content: str | bytes | list[ToolResultContent],
+        *,
+        key: str | None = None,
+    ) -> OffloadedContent:
+        """Store ``content`` now and return the notice and references that stand for it.
+
+        For large user input or data inside a tool: the caller puts ``notice`` (or
+        ``content``) where the data would have gone, and the model reads the rest
+        through the retrieval tool.
+
+        Args:
+            agent: The agent whose storage and retrieval tool will serve the content.
+            content: Text, raw bytes (stored as ``application/octet-stream``) or tool
+                result content blocks.
+            key: Storage key prefix; defaults to a fresh ``manual_...`` id.
+        """
+        if self._storage is None:
+            self.init_agent(agent)
+        if isinstance(content, str):
+            blocks: list[ToolResultContent] = [{"text": content}]
+        elif isinstance(content, (bytes, bytearray)):
+            blocks = [{"document": {"format": "octet-stream", "name": key or "content", "source": {"bytes": bytes(content)}}}]
+        else:
+            blocks = list(content)
+        tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks})
+        encoding = self._encoding(agent)
+        if encoding is not None:
+            tokens = _estimate.exact_tokens({"toolUseId": "", "status": "success", "content": blocks}, encoding)
+        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens)
+
+    async def _offload_blocks(
+        self, agent: Agent, content: list[ToolResultContent], key_prefix: str, tokens: int
+    ) -> OffloadedContent:
+        storage = self._storage_for_agent(agent)
+        cycle = agent.event_loop_metrics.cycle_count
+        preview_parts: list[str] = []
+        # One entry per stored block, or None for an image/document without bytes.
+        # Other blocks get no entry; the placeholder pass indexes this list by block
+        # position all the same, as the reference does (its QUIRK A94).
+        entries: list[_StoredBlock | None] = []
+        for position, block in enumerate(content):
+            key = f"{key_prefix}_{position}"
+            stored = await self._store_block(storage, key, block, preview_parts)
+            if stored is _NOT_RECORDED:
+                continue
+            if isinstance(stored, _StoredBlock):
+                self._track(agent, stored.reference, cycle)
+                stored.reference = self._shown(agent, stored.reference)
+                entries.append(stored)
+            else:
+                entries.append(None)
+
+        preview = self._preview(preview_parts, agent)
+        listed = "\n".join(f"  {e.reference} ({e.description})" for e in entries if e is not None and e.reference)
+        notice = (
+            f"[Offloaded: {len(content)} blocks, ~{tokens:,} tokens]\n"
+            f"{self._guidance()}\n\n"
+            f"{preview}\n\n"
+            f"[Stored references:]\n{listed}"
+        )
+        new_content: list[ToolResultContent] = [{"text": notice}]
+        for position, block in enumerate(content):
+            entry = entries[position] if position < len(entries) else None
+            if entry is None:
+                new_content.append(block)
+            elif "text" in block or "json" in block:
+                continue
+            elif "image" in block:
+                new_content.append({"text": _placeholder("image", block["image"], entry.reference)})
+            elif "document" in block:
+                new_content.append({"text": _placeholder("document", block["document"], entry.reference)})
+            else:
+                new_content.append(block)
+        references = [e.reference for e in entries if e is not None]
+        return OffloadedContent(notice=notice, references=references, content=new_content)
+
+    async def _store_block(
+        self, storage: Any, key: str, block: ToolResultContent, preview_parts: list[str]
+    ) -> _StoredBlock | None | object:
+        """Store one block; feed the preview; say what was recorded for it."""
+        text = block.get("text")
+        if text:
+            preview_parts.append(text)
+            self._indexes.forget(key)
+            reference = await store_blob(storage, key, text.encode("utf-8"), "text/plain")
+            return _StoredBlock(reference, "text/plain", f"text, {len(text):,} chars")
+        if "json" in block:
+            dumped = _native.json_dumps(block["json"], indent=2)
+            preview_parts.append(dumped)
+            payload = dumped.encode("utf-8")
+            self._indexes.forget(key)
+            reference = await store_blob(storage, key, payload, "application/json")
+            return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes")
+        if "image" in block:
+            image = block["image"]
+            fmt = image.get("format", "unknown")
+            data = image.get("source", {}).get("bytes", b"")
+            if not data:
+                return None
+            reference = await store_blob(storage, key, data, f"image/{fmt}")
+            return _StoredBlock(reference, f"image/{fmt}", f"image/{fmt}, {len(data):,} bytes")
+        if "document" in block:
+            document = block["document"]
+            fmt = document.get("format", "unknown")
+            name = document.get("name", "unknown")
+            data = document.get("source", {}).get("bytes", b"")
+            if not data:
+                return None
+            reference = await store_blob(storage, key, data, f"application/{fmt}")
+            return _StoredBlock(reference, f"application/{fmt}", f"{name}, {len(data):,} bytes")
+        return _NOT_RECORDED
+
+    def _preview(self, parts: list[str], agent: Agent) -> str:
+        """The start of the joined preview source, cut like the reference or on BPE tokens."""
+        encoding = self._encoding(agent)
+        if encoding is None:
+            return _joined_prefix(parts, self._preview_tokens * _CHARS_PER_TOKEN)
+        budget = self._preview_tokens * 16
+        while True:
+            prefix = _joined_prefix(parts, budget)
+            cut = _native.preview_head_end(prefix, self._preview_tokens, encoding)
+            if cut < len(prefix) or len(prefix) < budget:
+                return prefix[:cut]
+            budget *= 4
+
+    def _guidance(self) -> str:
+        lines = [
+            "This tool result was too large for the conversation and was moved to external storage.",
+            "Check the preview below first; it may already answer the question.",
+        ]
+        if self._include_retrieval_tool:
+            lines += [
+                "For more, call retrieve_offloaded_content with one of the references and:",
+                "  - pattern: a regex or keyword; returns the matching lines with context",
+                "  - line_range: { start, end }; returns that span of lines",
+                "Fetching the full content (no pattern or line_range) is the last resort.",
+            ]
+        else:
+            lines.append("For more, use your other tools to reach the specific data you need.")
+        return "\n".join(lines)
+
+
+_NOT_RECORDED = object()
+
+
+def _joined_prefix(parts: Iterable[str], limit: int) -> str:
+    """``"\\n".join(parts)[:limit]`` without joining more than ``limit`` characters."""
+    pieces: list[str] = []
+    size = 0
+    for part in parts:
+        if pieces:
+            pieces.append("\n")
+            size += 1
+        if size >= limit:
+            break
+        pieces.append(part[: limit - size])
+        size += len(pieces[-1])
+        if size >= limit:
+            break
+    return "".join(pieces)[:limit]
+
+
+def _placeholder(kind: str, block: dict[str, Any], reference: str) -> str:
+    fmt = block.get("format", "unknown")
+    data = block.get("source", {}).get("bytes", b"")
+    size = len(data) if data else 0
+    label = f"{fmt}, {block.get('name', 'unknown')}" if kind == "document" else fmt
+    suffix = f" | ref: {reference}" if reference else ""
+    return f"[{kind}: {label}, {size} bytes{suffix}]"

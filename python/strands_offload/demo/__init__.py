@@ -1,0 +1,1 @@
+"""A self-contained demo: an agent offloads a large tool result and greps it back."""

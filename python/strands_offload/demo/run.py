@@ -1,0 +1,83 @@
+"""``strands-offload demo``: offload a 5 MB log, grep it back, compare with the reference.
+
+Runs fully offline: a scripted model stands in for the provider, storage is in
+memory, and the same scenario runs with the reference plugin for timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from typing import TextIO
+
+from .. import count_tokens
+from ..context_offloader import ContextOffloader
+from .scenario import ScenarioRun, make_service_log, run_log_triage
+
+
+def _tool_texts(run: ScenarioRun) -> list[str]:
+    texts = []
+    for message in run.messages:
+        for block in message["content"]:
+            if "toolResult" in block:
+                texts.append("\n".join(i["text"] for i in block["toolResult"]["content"] if "text" in i))
+    return texts
+
+
+def _shorten(text: str, head: int = 12, tail: int = 6) -> str:
+    lines = text.split("\n")
+    if len(lines) <= head + tail + 1:
+        return text
+    skipped = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"    ... {skipped} more lines ...", *lines[-tail:]])
+
+
+def _best_of(repeats: int, make_plugin: object, log: str, pattern: str) -> tuple[ScenarioRun, float]:
+    runs = [run_log_triage(make_plugin(), log, pattern=pattern) for _ in range(repeats)]  # type: ignore[operator]
+    return runs[-1], statistics.median(r.seconds for r in runs)
+
+
+def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: TextIO = sys.stdout) -> int:
+    """Run the scenario with our plugin and the reference's; print what the model saw."""
+    log = make_service_log(int(size_mb * 1_000_000))
+    write = out.write
+    write(f"Tool result: a service log of {len(log):,} characters, {log.count(chr(10)) + 1:,} lines\n")
+    write(
+        f"  tokens: ~{-(-len(log) // 4):,} by the SDK's chars/4 estimate, "
+        f"{count_tokens(log, 'cl100k_base'):,} exact cl100k_base, {count_tokens(log, 'o200k_base'):,} exact o200k_base\n\n"
+    )
+    ours, our_seconds = _best_of(repeats, ContextOffloader, log, pattern)
+    notice, grep = _tool_texts(ours)[:2]
+    write("== What the model saw instead of the log (the offload notice)\n")
+    write(_shorten(notice) + "\n\n")
+    write(f"== The model called retrieve_offloaded_content with pattern={pattern!r}; it got\n")
+    write(_shorten(grep, 14, 4) + "\n\n")
+    write(f"== The model answered: {ours.answer}\n\n")
+    write(f"Context kept: {len(notice):,} of {len(log):,} characters ({100 * len(notice) / len(log):.2f}%)\n")
+    try:
+        from strands.vended_plugins.context_offloader import ContextOffloader as ReferenceOffloader
+    except ImportError:
+        write("(the reference plugin is not installed; no timing comparison)\n")
+        return 0
+    theirs, their_seconds = _best_of(repeats, ReferenceOffloader, log, pattern)
+    same = [t.split("\n", 1)[0] for t in _tool_texts(theirs)] == [t.split("\n", 1)[0] for t in _tool_texts(ours)]
+    write(
+        f"Whole agent run (model calls, tool, offload, grep), median of {repeats}: "
+        f"strands-offload {our_seconds * 1000:.1f} ms, reference {their_seconds * 1000:.1f} ms "
+        f"({their_seconds / our_seconds:.1f}x)\n"
+    )
+    write(f"Same notice header and grep result as the reference: {'yes' if same else 'NO'}\n")
+    return 0 if same else 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the ``demo`` sub-command."""
+    parser.add_argument("--size-mb", type=float, default=5.0, help="size of the generated log (default 5)")
+    parser.add_argument("--pattern", default="ERROR", help="what the scripted model greps for")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per plugin for the timing")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry point of the ``demo`` sub-command."""
+    return demo(args.size_mb, args.pattern, args.repeats)
