@@ -22,7 +22,9 @@ class MemorySandbox(Sandbox):
     def _norm(path: str) -> str:
         return posixpath.normpath(path)
 
-    async def execute_streaming(self, command: str, **kwargs: Any) -> AsyncGenerator[StreamChunk | ExecutionResult, None]:
+    async def execute_streaming(
+        self, command: str, **kwargs: Any
+    ) -> AsyncGenerator[StreamChunk | ExecutionResult, None]:
         raise NotImplementedError
         yield  # pragma: no cover
 

@@ -10,7 +10,6 @@ import strands.storage as ref
 from _differential import OPERATIONS, PREFIXES, percent_escape, replay
 from hypothesis import assume, given, settings
 from strands.types.exceptions import StorageError
-
 from strands_offload.storage import InMemoryStorage
 
 

@@ -22,7 +22,6 @@ from hypothesis import assume, given, settings
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 from strands.storage.search import Bm25SearchStrategy as RefBm25
 from strands.types.exceptions import StorageError
-
 from strands_offload.storage import LocalFileStorage
 from strands_offload.storage.search import Bm25SearchStrategy, KeywordSearchStrategy
 
@@ -190,9 +189,7 @@ def test_killed_writer_never_leaves_a_partial_file(tmp_path: Path, sandbox: str)
         assert run(LocalFileStorage(str(data_dir)).list()) == ["victim.bin"]
 
 
-def test_host_default_sandbox_writes_atomically(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_host_default_sandbox_writes_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     storage = LocalFileStorage("rel").for_sandbox(NotASandboxLocalEnvironment())
     run(storage.write("k", b"old"))

@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 import strands.storage as ref_storage
 import strands.storage.storage as ref_storage_module
+import strands_offload.storage as our_storage
+import strands_offload.storage.storage as our_storage_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strands.types.exceptions import StorageError
-
-import strands_offload.storage as our_storage
-import strands_offload.storage.storage as our_storage_module
 from strands_offload.storage.storage import _NamespacedStorage, _resolve_namespace
 
 KEY_ALPHABET = st.sampled_from(list("ab./\\ %2eE5cf0_-") + ["..", "//", "é"])
@@ -99,7 +98,6 @@ def test_public_surface_mirrors_reference() -> None:
 
 def test_search_result_is_the_sdk_class() -> None:
     from strands.storage.search import StorageSearchResult as Theirs
-
     from strands_offload.storage.search import StorageSearchResult as Ours
 
     assert Ours is Theirs
