@@ -1,0 +1,71 @@
+"""Content-type framing of offloaded blocks kept in unified storage.
+
+A unified backend stores bytes only, so the offloader prefixes each block with its content type:
+two bytes (big-endian length of the UTF-8 content type), the content type, then the raw content.
+The format and the error texts are those of strands-agents 1.62.0, so entries written by either
+package are read by the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MAX_CONTENT_TYPE_BYTES", "frame", "read_framed", "unframe", "write_framed"]
+
+#: Longest content type (in UTF-8 bytes) the two-byte header can describe.
+MAX_CONTENT_TYPE_BYTES = 0xFFFF
+
+
+def frame(content: bytes, content_type: str) -> bytes:
+    """Return ``content`` prefixed with the header describing ``content_type``.
+
+    Raises:
+        ValueError: If the content type does not fit the header (more than 65,535 UTF-8 bytes);
+            the reference silently wrote a corrupt frame in that case.
+    """
+    label = content_type.encode("utf-8")
+    size = len(label)
+    if size > MAX_CONTENT_TYPE_BYTES:
+        raise ValueError(f"Content type too long for a storage frame: {size} bytes (limit {MAX_CONTENT_TYPE_BYTES})")
+    return b"".join((size.to_bytes(2, "big"), label, content))
+
+
+def unframe(data: bytes) -> tuple[bytes, str]:
+    """Split a frame into ``(content, content_type)``.
+
+    Raises:
+        ValueError: ``Corrupt storage frame: ...`` when the header is short or overruns the data.
+        UnicodeDecodeError: When the content type is not valid UTF-8.
+    """
+    total = len(data)
+    if total < 2:
+        raise ValueError(f"Corrupt storage frame: expected at least 2 bytes, got {total}")
+    size = int.from_bytes(data[:2], "big")
+    end = 2 + size
+    if end > total:
+        raise ValueError(f"Corrupt storage frame: content-type length {size} exceeds frame size {total}")
+    content_type = bytes(data[2:end]).decode("utf-8")
+    return bytes(data[end:]), content_type
+
+
+async def write_framed(storage: Any, key: str, content: bytes, content_type: str) -> str:
+    """Frame ``content`` and write it to unified ``storage`` under ``key``; return ``key``."""
+    await storage.write(key, frame(content, content_type))
+    return key
+
+
+async def read_framed(storage: Any, reference: str) -> tuple[bytes, str]:
+    """Read and unframe ``reference`` from unified ``storage``.
+
+    Raises:
+        KeyError: ``Reference not found: {reference}`` when the storage has no such entry.
+        ValueError: When the stored bytes are not a valid frame; the message names the reference
+            and ends with the ``Corrupt storage frame: ...`` text of :func:`unframe`.
+    """
+    data = await storage.read(reference)
+    if data is None:
+        raise KeyError(f"Reference not found: {reference}")
+    try:
+        return unframe(data)
+    except ValueError as error:
+        raise ValueError(f"Stored entry '{reference}' is unreadable: {error}") from error

@@ -1,0 +1,482 @@
+"""The offloader's own (legacy) storage backends: ``store`` / ``retrieve`` with content types.
+
+Deprecated in strands in favour of :mod:`strands_offload.storage`, kept for drop-in use. The
+references and files are those of strands-agents 1.62.0, so content stored by either package is
+retrieved by the other:
+
+* ``InMemoryStorage`` returns ``mem_{n}_{key}``;
+* ``FileStorage`` writes ``{timestamp_ms}_{n}_{sanitized_key}{ext}`` files plus a
+  ``.metadata.json`` sidecar mapping file names to content types, and returns the bare file name;
+* ``S3Storage`` writes ``{prefix}{timestamp_ms}_{n}_{sanitized_key}`` objects with their
+  ``ContentType`` and returns ``s3://{bucket}/{object_key}``.
+
+Differences from the reference, all in failure or race situations:
+
+* ``FileStorage`` writes the content before the sidecar, both atomically (temp file, ``fsync``,
+  rename), so a crash never leaves a partial file or a sidecar entry without its file. A name taken
+  by another instance in the same millisecond is never overwritten: the counter moves on. The
+  sidecar is merged with the one on disk before each rewrite, so instances sharing a directory keep
+  each other's entries.
+* A sidecar that is not valid UTF-8 JSON object is logged and treated as empty (the reference
+  raised ``UnicodeDecodeError`` or failed later with ``TypeError``); the files stay retrievable by
+  name. A sidecar entry whose content type is not a string raises ``ValueError`` naming the file.
+* ``S3Storage`` runs its calls in a worker thread instead of blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
+
+from ..storage._atomic import atomic_create, atomic_write, is_within
+
+if TYPE_CHECKING:
+    from strands.sandbox.base import Sandbox
+
+__all__ = ["FileStorage", "InMemoryStorage", "S3Storage", "Storage"]
+
+logger = logging.getLogger(__name__)
+
+_UNSAFE_NAME_CHARS = re.compile(r"[^\w\-.]")
+_DEFAULT_CONTENT_TYPE = "application/octet-stream"
+
+
+def _sanitize_id(raw_id: str) -> str:
+    r"""Make ``raw_id`` safe as part of a file name or object key.
+
+    ``..`` pairs, ``/`` and ``\`` become ``_`` first, then anything other than a word character,
+    ``-`` or ``.`` does.
+    """
+    flattened = raw_id.replace("..", "_").replace("/", "_").replace("\\", "_")
+    return _UNSAFE_NAME_CHARS.sub("_", flattened)
+
+
+def _not_found(reference: str) -> KeyError:
+    return KeyError(f"Reference not found: {reference}")
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """What the offloader needs from a legacy backend: store a block, get it back by reference.
+
+    There is no deletion or eviction in the protocol; content accumulates for the life of the
+    backend (``InMemoryStorage`` evicts on its own when the offloader tells it the cycle).
+    """
+
+    async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
+        """Keep ``content`` with its MIME type and return a reference for :meth:`retrieve`."""
+        ...
+
+    async def retrieve(self, reference: str) -> tuple[bytes, str]:
+        """Return ``(content, content_type)`` for ``reference``; raise ``KeyError`` when unknown."""
+        ...
+
+
+class InMemoryStorage:
+    """Blocks kept in this process, with optional eviction by agent-loop cycles.
+
+    Thread-safe. An entry not stored or retrieved during the last ``evict_after_turns`` cycles is
+    dropped when the offloader reports a new cycle. One instance serves one agent.
+
+    Args:
+        evict_after_turns: Cycles of inactivity before an entry is dropped (default 20);
+            ``None`` keeps everything.
+
+    Raises:
+        ValueError: If ``evict_after_turns`` is below 1.
+    """
+
+    _DEFAULT_EVICT_AFTER_TURNS = 20
+
+    def __init__(self, evict_after_turns: int | None = _DEFAULT_EVICT_AFTER_TURNS) -> None:
+        if evict_after_turns is not None and evict_after_turns < 1:
+            raise ValueError("evict_after_turns must be a positive integer")
+        self._evict_after_turns = evict_after_turns
+        # reference -> (content, content type, cycle of last store or retrieve)
+        self._store: dict[str, tuple[bytes, str, int]] = {}
+        self._counter = 0
+        self._current_cycle = 0
+        self._bound_agent_id: int | None = None
+        self._lock = threading.Lock()
+
+    async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
+        """Keep the block and return ``mem_{n}_{key}`` (``n`` counts stores from 1)."""
+        with self._lock:
+            self._counter += 1
+            reference = f"mem_{self._counter}_{key}"
+            self._store[reference] = (content, content_type, self._current_cycle)
+        return reference
+
+    async def retrieve(self, reference: str) -> tuple[bytes, str]:
+        """Return the block and mark it used in the current cycle.
+
+        Raises:
+            KeyError: ``Reference not found: {reference}`` for unknown or evicted references.
+        """
+        with self._lock:
+            entry = self._store.get(reference)
+            if entry is None:
+                raise _not_found(reference)
+            content, content_type, _ = entry
+            self._store[reference] = (content, content_type, self._current_cycle)
+        return content, content_type
+
+    def clear(self) -> None:
+        """Drop every block (the reference counter keeps counting)."""
+        with self._lock:
+            self._store.clear()
+
+    def _bind(self, agent_id: int) -> None:
+        """Claim the storage for one agent (called by the offloader when it attaches).
+
+        Raises:
+            ValueError: If another agent already claimed it.
+        """
+        with self._lock:
+            if self._bound_agent_id is None:
+                self._bound_agent_id = agent_id
+                return
+            if self._bound_agent_id != agent_id:
+                raise ValueError(
+                    "InMemoryStorage cannot be shared across multiple agents. "
+                    "Use a separate InMemoryStorage instance per agent."
+                )
+
+    def _evict(self, cycle: int) -> None:
+        """Record the agent's current cycle and drop blocks idle for too long (offloader hook)."""
+        with self._lock:
+            self._current_cycle = cycle
+            limit = self._evict_after_turns
+            if limit is None:
+                return
+            oldest_kept = cycle - limit
+            stale = [ref for ref, (_, _, last_used) in self._store.items() if last_used < oldest_kept]
+            for ref in stale:
+                del self._store[ref]
+        if stale:
+            logger.debug("evicted=<%d>, cycle=<%d> | dropped idle offloaded blocks", len(stale), cycle)
+
+
+def _is_host(sandbox: object | None) -> bool:
+    return sandbox is None or type(sandbox) is NotASandboxLocalEnvironment
+
+
+class FileStorage:
+    """Blocks as files in a directory, on the host or through a strands sandbox.
+
+    File names are ``{timestamp_ms}_{n}_{sanitized_key}{ext}``; ``ext`` is ``.txt`` for
+    ``text/plain`` and otherwise the part of the content type after its last ``/``. Content types
+    are kept in ``.metadata.json`` beside the files. ``store`` returns the bare file name;
+    ``retrieve`` also accepts a path inside the directory or a unique name without extension.
+
+    On the host (and through the SDK's default host sandbox) files and sidecar are replaced
+    atomically, content first. Through other sandboxes each is one whole-file write, content first.
+
+    Args:
+        artifact_dir: Directory for the files (created on first store).
+        sandbox: Route file operations through this sandbox.
+    """
+
+    _METADATA_FILE = ".metadata.json"
+
+    def __init__(self, artifact_dir: str = "./artifacts", *, sandbox: Sandbox | None = None) -> None:
+        self._artifact_dir = Path(artifact_dir)
+        self._sandbox = sandbox
+        self._host = _is_host(sandbox)
+        self._counter = 0
+        self._lock = threading.Lock()
+        # Sidecar writes are serialised separately so a slow write never blocks naming.
+        self._sidecar_lock = threading.Lock()
+        self._content_types: dict[str, Any] = {}
+        self._metadata_loaded = False
+        if sandbox is None:
+            self._content_types = self._parse_sidecar(self._read_host_sidecar())
+            self._metadata_loaded = True
+
+    def for_sandbox(self, sandbox: Sandbox) -> FileStorage:
+        """Return a storage on the same directory bound to ``sandbox``.
+
+        An instance built with a sandbox keeps it and returns itself.
+        """
+        if self._sandbox is not None:
+            return self
+        return FileStorage(str(self._artifact_dir), sandbox=sandbox)
+
+    # -- names and paths ----------------------------------------------------------------------
+
+    @staticmethod
+    def _extension_for(content_type: str) -> str:
+        if content_type == "text/plain":
+            return ".txt"
+        return "." + content_type.rpartition("/")[2]
+
+    def _artifact_path(self, filename: str) -> str:
+        """The path string used with the sandbox: the directory as pathlib prints it, then the name."""
+        return f"{str(self._artifact_dir).rstrip('/')}/{filename}"
+
+    def _host_path(self, filename: str) -> str:
+        path = self._artifact_path(filename)
+        return path if self._sandbox is None else os.path.abspath(path)
+
+    def _next_name(self, stem: str, ext: str) -> str:
+        with self._lock:
+            self._counter += 1
+            return f"{int(time.time() * 1000)}_{self._counter}_{stem}{ext}"
+
+    # -- sidecar ------------------------------------------------------------------------------
+
+    def _read_host_sidecar(self) -> str | None:
+        path = self._host_path(self._METADATA_FILE)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            logger.warning("path=<%s> | content-type sidecar is not UTF-8, ignoring it", path)
+            return None
+
+    def _parse_sidecar(self, text: str | None) -> dict[str, Any]:
+        if text is None:
+            return {}
+        try:
+            loaded = json.loads(text)
+        except ValueError:
+            logger.warning("dir=<%s> | content-type sidecar is not valid JSON, ignoring it", self._artifact_dir)
+            return {}
+        if not isinstance(loaded, dict):
+            logger.warning("dir=<%s> | content-type sidecar is not a JSON object, ignoring it", self._artifact_dir)
+            return {}
+        return loaded
+
+    async def _load_sandbox_sidecar(self) -> None:
+        """Load the sidecar once, on first use, when bound to a sandbox."""
+        if self._metadata_loaded:
+            return
+        if self._host:
+            parsed = self._parse_sidecar(await asyncio.to_thread(self._read_host_sidecar))
+        else:
+            assert self._sandbox is not None
+            try:
+                parsed = self._parse_sidecar(await self._sandbox.read_text(self._artifact_path(self._METADATA_FILE)))
+            except Exception:
+                parsed = {}
+        with self._lock:
+            if not self._metadata_loaded:
+                parsed.update(self._content_types)
+                self._content_types = parsed
+                self._metadata_loaded = True
+
+    def _save_host_sidecar(self, filename: str, content_type: str) -> None:
+        """Record one entry, merging with the sidecar on disk, and replace the sidecar atomically."""
+        with self._sidecar_lock:
+            on_disk = self._parse_sidecar(self._read_host_sidecar())
+            with self._lock:
+                self._content_types[filename] = content_type
+                for name, value in on_disk.items():
+                    self._content_types.setdefault(name, value)
+                text = json.dumps(self._content_types)
+            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"))
+
+    # -- store --------------------------------------------------------------------------------
+
+    async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
+        """Write the block as a new file and return its bare file name.
+
+        Raises:
+            OSError: If the directory or a file cannot be written (nothing is recorded then).
+        """
+        stem = _sanitize_id(key)
+        ext = self._extension_for(content_type)
+        if self._sandbox is not None:
+            await self._load_sandbox_sidecar()
+        if self._host:
+            return await asyncio.to_thread(self._store_on_host, stem, ext, bytes(content), content_type)
+        assert self._sandbox is not None
+        filename = self._next_name(stem, ext)
+        await self._sandbox.write_file(self._artifact_path(filename), bytes(content))
+        with self._lock:
+            self._content_types[filename] = content_type
+            sidecar = json.dumps(self._content_types)
+        await self._sandbox.write_text(self._artifact_path(self._METADATA_FILE), sidecar)
+        return filename
+
+    def _store_on_host(self, stem: str, ext: str, content: bytes, content_type: str) -> str:
+        os.makedirs(self._host_path(""), exist_ok=True)
+        while True:
+            filename = self._next_name(stem, ext)
+            if atomic_create(self._host_path(filename), content):
+                break
+            logger.debug("filename=<%s> | name already taken, trying the next counter", filename)
+        self._save_host_sidecar(filename, content_type)
+        return filename
+
+    # -- retrieve -----------------------------------------------------------------------------
+
+    def _within_dir(self, reference: str) -> str:
+        """Reject ``..`` and paths whose parent is not the artifact directory; return the base name."""
+        if ".." in reference or "\x00" in reference:
+            raise _not_found(reference)
+        as_path = Path(reference)
+        if len(as_path.parts) > 1:
+            if as_path.parent.resolve() != self._artifact_dir.resolve():
+                raise _not_found(reference)
+            return as_path.name
+        return reference
+
+    def _resolve_reference(self, reference: str) -> str:
+        candidate = self._within_dir(reference)
+        with self._lock:
+            known = self._content_types
+            if candidate in known:
+                return candidate
+            same_stem = [name for name in known if Path(name).stem == candidate]
+        if len(same_stem) == 1:
+            return same_stem[0]
+        return candidate
+
+    def _content_type_of(self, filename: str, reference: str) -> str:
+        with self._lock:
+            value = self._content_types.get(filename, _DEFAULT_CONTENT_TYPE)
+        if not isinstance(value, str):
+            raise ValueError(
+                f"Content type of '{reference}' in {self._METADATA_FILE} is corrupt: expected a string, got {value!r}"
+            )
+        return value
+
+    async def retrieve(self, reference: str) -> tuple[bytes, str]:
+        """Return ``(content, content_type)`` of a stored file.
+
+        ``reference`` may be the bare file name, a path whose directory is the artifact directory,
+        or a name without extension that matches exactly one stored file. The content type comes
+        from the sidecar, ``application/octet-stream`` when it has no entry.
+
+        Raises:
+            KeyError: ``Reference not found: {reference}`` for unknown references and anything
+                resolving outside the directory (``..``, other directories, escaping symlinks).
+            ValueError: If the sidecar's entry for this file is not a string.
+        """
+        if self._sandbox is not None:
+            await self._load_sandbox_sidecar()
+        filename = self._resolve_reference(reference)
+        if self._host:
+            content = await asyncio.to_thread(self._read_on_host, filename, reference)
+        else:
+            assert self._sandbox is not None
+            try:
+                content = await self._sandbox.read_file(self._artifact_path(filename))
+            except Exception as error:
+                raise _not_found(reference) from error
+        return content, self._content_type_of(filename, reference)
+
+    def _read_on_host(self, filename: str, reference: str) -> bytes:
+        directory = self._host_path("")
+        path = os.path.join(directory, filename)
+        if not is_within(path, directory) or not os.path.isfile(path):
+            raise _not_found(reference)
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as error:
+            raise _not_found(reference) from error
+
+
+class S3Storage:
+    """Blocks as objects in an S3 bucket, with the content type as object metadata.
+
+    The client is created in the constructor. Calls run in a worker thread. Errors from S3 other
+    than a missing object propagate as botocore's ``ClientError``.
+
+    Args:
+        bucket: Bucket name.
+        prefix: Key prefix (``/`` stripped at both ends, one ``/`` appended when not empty).
+        boto_session: A boto3 session; by default one is created with ``region_name``.
+        boto_client_config: A botocore ``Config``; ``strands-agents`` is appended to its
+            ``user_agent_extra``.
+        region_name: Region for the session created when no ``boto_session`` is given.
+    """
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        boto_session: Any = None,
+        boto_client_config: Any = None,
+        region_name: str | None = None,
+    ) -> None:
+        import boto3  # type: ignore[import-untyped]
+        from botocore.config import Config  # type: ignore[import-untyped]
+
+        self._bucket = bucket
+        trimmed = prefix.strip("/")
+        self._prefix = f"{trimmed}/" if trimmed else ""
+        session = boto_session or boto3.Session(region_name=region_name)
+        if boto_client_config:
+            extra = getattr(boto_client_config, "user_agent_extra", None)
+            agent = f"{extra} strands-agents" if extra else "strands-agents"
+            config = boto_client_config.merge(Config(user_agent_extra=agent))
+        else:
+            config = Config(user_agent_extra="strands-agents")
+        self._client: Any = session.client(service_name="s3", config=config)
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
+        """Upload the block and return ``s3://{bucket}/{object_key}``.
+
+        Raises:
+            botocore.exceptions.ClientError: If S3 refuses the upload.
+        """
+        with self._lock:
+            self._counter += 1
+            number = self._counter
+        object_key = f"{self._prefix}{int(time.time() * 1000)}_{number}_{_sanitize_id(key)}"
+        await asyncio.to_thread(
+            self._client.put_object, Bucket=self._bucket, Key=object_key, Body=content, ContentType=content_type
+        )
+        return f"s3://{self._bucket}/{object_key}"
+
+    async def retrieve(self, reference: str) -> tuple[bytes, str]:
+        """Download a block by ``s3://`` reference or bare object key, within bucket and prefix.
+
+        Raises:
+            KeyError: ``Reference not found: {reference}`` for missing objects, other buckets and
+                keys outside the prefix.
+            botocore.exceptions.ClientError: For other S3 errors.
+        """
+        object_key = reference
+        if reference.startswith("s3://"):
+            own = f"s3://{self._bucket}/"
+            if not reference.startswith(own):
+                raise _not_found(reference)
+            object_key = reference[len(own) :]
+        if self._prefix and not object_key.startswith(self._prefix):
+            raise _not_found(reference)
+        try:
+            return await asyncio.to_thread(self._download, object_key)
+        except Exception as error:
+            response = getattr(error, "response", None)
+            if isinstance(response, dict) and response.get("Error", {}).get("Code") == "NoSuchKey":
+                raise _not_found(reference) from error
+            raise
+
+    def _download(self, object_key: str) -> tuple[bytes, str]:
+        response = self._client.get_object(Bucket=self._bucket, Key=object_key)
+        body = response["Body"]
+        try:
+            content: bytes = body.read()
+        finally:
+            body.close()
+        content_type: str = response.get("ContentType", _DEFAULT_CONTENT_TYPE)
+        return content, content_type

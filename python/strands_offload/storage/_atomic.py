@@ -1,0 +1,132 @@
+"""Crash-safe file replacement and containment checks for the file-based backends."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+#: Names starting with this are internal (temp files, indexes) and never listed as keys.
+INTERNAL_PREFIX = ".__strands_"
+
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def temp_name() -> str:
+    """Return a fresh temp-file name in the reference's format ``.__strands_tmp_<hex>``."""
+    return f"{INTERNAL_PREFIX}tmp_{uuid.uuid4().hex}"
+
+
+def _fsync_directory(directory: str) -> None:
+    """Flush a directory entry change to disk where the platform allows it."""
+    try:
+        handle = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` so readers and crashes see the old file or the new, never a mix.
+
+    The bytes go to a temp file in the same directory, which is flushed (``fsync`` when
+    ``durable``) and then renamed over ``path`` with ``os.replace``. The temp file is removed on
+    any failure, including interruption.
+
+    Args:
+        path: Target file; its directory must exist.
+        data: Complete new content.
+        durable: Also force the data and the rename to disk, so a power loss cannot leave an empty
+            file behind.
+
+    Raises:
+        OSError: If writing or renaming fails; ``path`` is then unchanged.
+    """
+    directory = os.path.dirname(path) or "."
+    temp_path = os.path.join(directory, temp_name())
+    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(handle, view)
+                view = view[written:]
+            if durable:
+                os.fsync(handle)
+        finally:
+            os.close(handle)
+        os.replace(temp_path, path)
+    except BaseException:
+        try:
+            os.unlink(temp_path)
+        except OSError:
+            pass
+        raise
+    if durable:
+        _fsync_directory(directory)
+
+
+def is_within(path: str, root: str) -> bool:
+    """Tell whether ``path``, with every symlink resolved, lies inside ``root`` (also resolved)."""
+    real_root = os.path.realpath(root)
+    real_path = os.path.realpath(path)
+    if real_path == real_root:
+        return False
+    try:
+        return os.path.commonpath([real_root, real_path]) == real_root
+    except ValueError:
+        return False
+
+
+def atomic_create(path: str, data: bytes, *, durable: bool = True) -> bool:
+    """Create ``path`` holding ``data`` unless it already exists; never expose a partial file.
+
+    The bytes are written to a temp file first, then hard-linked to ``path`` (which fails if the
+    name is taken) and the temp name removed. Where hard links are not supported the temp file is
+    renamed after an existence check (a small window in which a racing writer could be replaced).
+
+    Args:
+        path: File to create; its directory must exist.
+        data: Complete content.
+        durable: Also force data and directory entry to disk.
+
+    Returns:
+        ``True`` if the file was created, ``False`` if ``path`` already existed (nothing changed).
+
+    Raises:
+        OSError: If writing fails.
+    """
+    directory = os.path.dirname(path) or "."
+    temp_path = os.path.join(directory, temp_name())
+    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(handle, view)
+                view = view[written:]
+            if durable:
+                os.fsync(handle)
+        finally:
+            os.close(handle)
+        try:
+            os.link(temp_path, path)
+        except FileExistsError:
+            return False
+        except OSError:
+            if os.path.lexists(path):
+                return False
+            os.replace(temp_path, path)
+    finally:
+        try:
+            os.unlink(temp_path)
+        except OSError:
+            pass
+    if durable:
+        _fsync_directory(directory)
+    return True

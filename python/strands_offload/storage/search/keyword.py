@@ -1,0 +1,138 @@
+"""Keyword search: rank entries by how many distinct query words they contain.
+
+Scores and order are those of strands-agents 1.62.0: the query is lower-cased, split on runs of
+non-word characters (Python ``re`` Unicode rules) and stripped of stop words; each entry scores the
+number of those words found among the words of its key (without the final extension) and its
+content (UTF-8, undecodable bytes replaced). Entries scoring zero are dropped; ties keep the
+ascending key order of ``list``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import re
+from typing import Any, Literal
+
+from strands.types.exceptions import StorageError
+
+from ..storage import Storage, StorageSearchResult
+
+__all__ = ["STOP_WORDS", "KeywordSearchStrategy", "token_overlap_score", "tokenize"]
+
+logger = logging.getLogger(__name__)
+
+#: Words ignored in queries (the reference's list of 122 common English words).
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again all although an and any are as at be because been before being below
+    between both but by can could dare did do does during each either every few for from further had
+    has have he her him his how i if in into is it its just may me might more most my need neither no
+    nor not of off on once only or other ought our out over own same shall she should since so some
+    such than that the their them then these they this those though through to too under unless until
+    up us used very was we were what when where which while who whom why will with would yet you your
+    """.split()
+)
+
+# How many entries a scan reads at once; keeps remote backends (S3) from being flooded.
+_SCAN_BATCH = 8
+
+_NON_WORD_RUN = re.compile(r"\W+")
+# A final ".ext" that does not start a path segment: removed from keys before scoring.
+_FINAL_EXTENSION = re.compile(r"(?<=[^/])\.[^./]*$")
+
+
+def tokenize(text: str) -> set[str]:
+    r"""Return the set of lower-cased word tokens of ``text``.
+
+    Words are maximal runs of Unicode word characters (letters, digits, underscore), as Python's
+    ``re`` defines ``\w``.
+    """
+    return {word for word in _NON_WORD_RUN.split(text.lower()) if word}
+
+
+def token_overlap_score(query_tokens: set[str], content: str) -> int:
+    """Count the distinct ``query_tokens`` that occur as words in ``content``."""
+    return len(query_tokens & tokenize(content))
+
+
+def _key_stem(key: str) -> str:
+    """Drop a key's final extension (``notes/auth.md`` -> ``notes/auth``; ``.hidden`` stays)."""
+    return _FINAL_EXTENSION.sub("", key)
+
+
+class _Scorer:
+    """Scores many documents against one tokenised query."""
+
+    def __init__(self, query_tokens: set[str]) -> None:
+        self._tokens = query_tokens
+
+    def score(self, key: str, data: bytes) -> int:
+        """Score one entry exactly as the reference scores ``f"{stem} {text}"``.
+
+        The space between stem and text is a non-word character, so the words of the joined string
+        are the union of the words of both parts; scoring them separately avoids copying the text.
+        """
+        text = data.decode("utf-8", errors="replace")
+        words = tokenize(_key_stem(key))
+        words.update(_NON_WORD_RUN.split(text.lower()))
+        return len(self._tokens & words)
+
+
+class KeywordSearchStrategy:
+    """Search any storage by scanning it and counting query words per entry.
+
+    Needs no index: ``index`` does nothing and ``search`` lists the storage, reads the entries in
+    small concurrent batches, and returns every entry that shares at least one non-stop-word with
+    the query, with its bytes attached. Entries whose read raises ``StorageError`` are skipped.
+    Works inside sandboxes (``requires_host_fs`` is ``False``).
+    """
+
+    requires_host_fs: Literal[False] = False
+
+    async def index(self, storage: Storage, key: str, data: bytes, **kwargs: Any) -> None:
+        """Do nothing: the keyword scan reads storage at search time."""
+
+    async def search(self, storage: Storage, query: str, **kwargs: Any) -> builtins.list[StorageSearchResult]:
+        """Rank the entries of ``storage`` against ``query``, best first.
+
+        Args:
+            storage: The storage to scan.
+            query: Natural-language query.
+            **kwargs: Accepted for protocol compatibility; unused.
+
+        Returns:
+            Matching entries with their integer overlap as score and their bytes as ``data``.
+        """
+        wanted = tokenize(query) - STOP_WORDS
+        if not wanted:
+            return []
+        scorer = _Scorer(wanted)
+        keys: builtins.list[str] = await storage.list("")
+        hits: builtins.list[StorageSearchResult] = []
+        for start in range(0, len(keys), _SCAN_BATCH):
+            batch = keys[start : start + _SCAN_BATCH]
+            values = await asyncio.gather(*(_read_skipping_errors(storage, key) for key in batch))
+            for key, value in zip(batch, values, strict=True):
+                if value is None:
+                    continue
+                points = scorer.score(key, value)
+                if points:
+                    hits.append(StorageSearchResult(key=key, score=points, data=value))
+        hits.sort(key=_by_score, reverse=True)
+        return hits
+
+
+def _by_score(hit: StorageSearchResult) -> float:
+    return hit.score
+
+
+async def _read_skipping_errors(storage: Storage, key: str) -> bytes | None:
+    """Read ``key``; a ``StorageError`` is logged and treated as a missing entry."""
+    try:
+        value: bytes | None = await storage.read(key)
+    except StorageError as error:
+        logger.debug("key=<%s>, error=<%s> | keyword search skipped an unreadable entry", key, error)
+        return None
+    return value
