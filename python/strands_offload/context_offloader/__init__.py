@@ -1,15 +1,17 @@
 """Context offloading: keep oversized tool results out of the model's context.
 
-This package currently exports the legacy storage backends (drop-ins for those of
-``strands.vended_plugins.context_offloader``); the plugin is wired in beside them.
+Drop-in for ``strands.vended_plugins.context_offloader``: the ``ContextOffloader``
+plugin and the legacy storage backends, under the same names.
 """
 
-# -- storage area: legacy backends --
+from .plugin import ContextOffloader, ShouldOffload
 from .storage import FileStorage, InMemoryStorage, S3Storage, Storage
 
 __all__ = [
+    "ContextOffloader",
     "FileStorage",
     "InMemoryStorage",
     "S3Storage",
+    "ShouldOffload",
     "Storage",
 ]

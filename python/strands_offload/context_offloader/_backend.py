@@ -2,15 +2,15 @@
 
 Legacy offloader backends (``store`` / ``retrieve``) keep the content type
 themselves and return their own reference. Unified backends (``write`` /
-``read``) get the content type framed in front of the bytes, and the key is
-the reference.
+``read``) get the content type framed in front of the bytes (see ``_frame``),
+and the key is the reference.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._frame import frame_content, unframe_content
+from ._frame import read_framed, write_framed
 
 
 def is_legacy_storage(storage: object) -> bool:
@@ -23,8 +23,7 @@ async def store_blob(storage: Any, key: str, data: bytes, content_type: str) -> 
     if is_legacy_storage(storage):
         reference: str = await storage.store(key, data, content_type)
         return reference
-    await storage.write(key, frame_content(data, content_type))
-    return key
+    return await write_framed(storage, key, data, content_type)
 
 
 async def retrieve_blob(storage: Any, reference: str) -> tuple[bytes, str]:
@@ -32,7 +31,4 @@ async def retrieve_blob(storage: Any, reference: str) -> tuple[bytes, str]:
     if is_legacy_storage(storage):
         data, content_type = await storage.retrieve(reference)
         return data, content_type
-    framed = await storage.read(reference)
-    if framed is None:
-        raise KeyError(f"Reference not found: {reference}")
-    return unframe_content(framed)
+    return await read_framed(storage, reference)
