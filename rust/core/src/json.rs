@@ -12,8 +12,6 @@
 //! Output is ASCII except for a caller-chosen indent string, so the byte length
 //! of the single-line form equals its length in code points.
 
-use core::fmt::Write as _;
-
 /// Where JSON text goes: a byte buffer, or a counter.
 pub trait Sink {
     /// Append raw bytes (already valid JSON text).
@@ -155,29 +153,67 @@ pub fn escaped_len_code_point(cp: u32) -> usize {
     }
 }
 
+/// Flags the bytes of the little-endian word `w` that need escaping: a
+/// control (`< 0x20`), `"`, `\\`, DEL or any non-ASCII byte (`>= 0x7f`).
+///
+/// Zero means the whole word is clean. Otherwise the lowest flagged byte is
+/// exactly the first byte needing an escape (flags above it may be spurious,
+/// from borrows, which is fine: the caller only looks at the lowest one).
+#[inline]
+fn escape_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    let quote = has_zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
+    let high = ((w & !HIGH).wrapping_add(ONES) | w) & HIGH;
+    below_space | quote | backslash | high
+}
+
+/// Index of the first byte at or after `from` that needs escaping, if any.
+#[inline]
+fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let m = escape_mask(u64::from_le_bytes(word));
+        if m != 0 {
+            return Some(from + (m.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    let tail = bytes.get(from..).unwrap_or(&[]);
+    if tail.is_empty() {
+        return None;
+    }
+    // Pad the short tail with a clean byte and test it as one word.
+    let mut word = [b'a'; 8];
+    word[..tail.len()].copy_from_slice(tail);
+    let m = escape_mask(u64::from_le_bytes(word));
+    if m == 0 {
+        None
+    } else {
+        Some(from + (m.trailing_zeros() / 8) as usize)
+    }
+}
+
 /// Append the ensure_ascii escape of UTF-8 `text` to `out`, without quotes.
 pub fn escape_utf8_into(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
-    out.reserve(bytes.len());
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if ESCAPED_LEN[usize::from(b)] == 1 {
-            i += 1;
-            continue;
-        }
+    while let Some(i) = next_escape(bytes, start) {
         out.extend_from_slice(&bytes[start..i]);
+        let b = bytes[i];
         if b < 0x80 {
             push_escaped_code_point(out, u32::from(b));
-            i += 1;
+            start = i + 1;
         } else {
             // `text` is valid UTF-8, so the sequence is complete and well formed.
             let (cp, width) = decode_utf8_at(bytes, i);
             push_escaped_code_point(out, cp);
-            i += width;
+            start = i + width;
         }
-        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
 }
@@ -235,14 +271,53 @@ impl NumBuf {
     }
 }
 
-impl core::fmt::Write for NumBuf {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        if self.len + s.len() > self.buf.len() {
-            return Err(core::fmt::Error);
+/// The shortest round-trip decimal digits of a finite, non-negative `x`
+/// (no leading or trailing zeros) into `digits`; returns the decimal exponent
+/// of the first digit (`x = d.ddd * 10^exp`). Zero gives no digits.
+fn shortest_digits(x: f64, digits: &mut NumBuf) -> i32 {
+    let mut ryu_buf = ryu::Buffer::new();
+    // Ryu prints the shortest digits that read back as `x`, choosing the one
+    // closest to `x` among equally short candidates, as Python's repr does.
+    // Its layout (positional or `e` notation) is not Python's, so only the
+    // digits and the exponent are taken from it.
+    let text = ryu_buf.format_finite(x).as_bytes();
+    let e_pos = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
+    let mut exp: i32 = 0;
+    if let Some(exp_text) = text.get(e_pos + 1..) {
+        let (neg, exp_digits) = match exp_text.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, exp_text),
+        };
+        for &d in exp_digits {
+            exp = exp * 10 + i32::from(d.wrapping_sub(b'0'));
         }
-        self.extend(s.as_bytes());
-        Ok(())
+        if neg {
+            exp = -exp;
+        }
     }
+    let mantissa = &text[..e_pos];
+    let int_len = mantissa
+        .iter()
+        .position(|&b| b == b'.')
+        .unwrap_or(mantissa.len()) as i32;
+    // Position of the decimal point counted in digits from the first one kept.
+    let mut point = int_len + exp;
+    let mut leading = true;
+    for &b in mantissa {
+        if b == b'.' {
+            continue;
+        }
+        if leading && b == b'0' {
+            point -= 1;
+            continue;
+        }
+        leading = false;
+        digits.push(b);
+    }
+    while digits.len > 0 && digits.buf[digits.len - 1] == b'0' {
+        digits.len -= 1;
+    }
+    point - 1
 }
 
 /// Format `x` as Python's `float.__repr__` does, with JSON's names for the
@@ -267,35 +342,18 @@ fn format_float(x: f64) -> NumBuf {
         });
         return out;
     }
-    // Rust's `{:e}` gives the shortest round-trip digits as `d[.ddd]e[-]x`.
-    let mut sci = NumBuf::new();
-    if write!(sci, "{:e}", x.abs()).is_err() {
-        // Cannot happen for a finite f64 (at most 24 bytes); keep a sane answer.
-        out.extend(b"0.0");
+    let mut digit_buf = NumBuf::new();
+    let exp = shortest_digits(x.abs(), &mut digit_buf);
+    let digits = digit_buf.as_bytes();
+    if digits.is_empty() {
+        // Zero: Python writes `0.0` / `-0.0`.
+        out.extend(if x.is_sign_negative() {
+            b"-0.0" as &[u8]
+        } else {
+            b"0.0"
+        });
         return out;
     }
-    let s = sci.as_bytes();
-    let e_pos = s.iter().position(|&b| b == b'e').unwrap_or(s.len());
-    let mantissa = &s[..e_pos];
-    let exp_text = s.get(e_pos + 1..).unwrap_or(&[]);
-    let (exp_neg, exp_digits) = match exp_text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, exp_text),
-    };
-    let mut exp: i32 = 0;
-    for &d in exp_digits {
-        exp = exp * 10 + i32::from(d - b'0');
-    }
-    if exp_neg {
-        exp = -exp;
-    }
-    let mut digits = NumBuf::new();
-    for &b in mantissa {
-        if b != b'.' {
-            digits.push(b);
-        }
-    }
-    let digits = digits.as_bytes();
     let n = digits.len() as i32;
 
     if x.is_sign_negative() {
@@ -334,9 +392,13 @@ fn format_float(x: f64) -> NumBuf {
         if a < 10 {
             out.push(b'0');
         }
-        let mut tmp = NumBuf::new();
-        let _ = write!(tmp, "{a}");
-        out.extend(tmp.as_bytes());
+        if a >= 100 {
+            out.push(b'0' + (a / 100) as u8);
+        }
+        if a >= 10 {
+            out.push(b'0' + (a / 10 % 10) as u8);
+        }
+        out.push(b'0' + (a % 10) as u8);
     }
     out
 }
@@ -416,6 +478,8 @@ impl Layout {
 pub struct JsonWriter<S: Sink> {
     sink: S,
     indent: Option<Vec<u8>>,
+    /// `"\n"` followed by the indent repeated for the deepest level seen.
+    line_start: Vec<u8>,
     depth: usize,
 }
 
@@ -429,6 +493,7 @@ impl<S: Sink> JsonWriter<S> {
         JsonWriter {
             sink,
             indent,
+            line_start: vec![b'\n'],
             depth: 0,
         }
     }
@@ -451,10 +516,11 @@ impl<S: Sink> JsonWriter<S> {
     #[inline]
     fn newline(&mut self) {
         if let Some(indent) = &self.indent {
-            self.sink.byte(b'\n');
-            for _ in 0..self.depth {
-                self.sink.raw(indent);
+            let want = 1 + indent.len() * self.depth;
+            while self.line_start.len() < want {
+                self.line_start.extend_from_slice(indent);
             }
+            self.sink.raw(&self.line_start[..want]);
         }
     }
 
@@ -690,6 +756,78 @@ mod tests {
         for &(x, want) in cases {
             assert_eq!(float_repr(x), want, "repr of {x:e}");
         }
+    }
+
+    /// Shortest digits and exponent from Rust's own `{:e}` (an independent
+    /// shortest round-trip formatter), to cross-check the ryu-based path.
+    fn std_digits(x: f64) -> (String, i32) {
+        let s = format!("{:e}", x);
+        let (m, e) = s.split_once('e').unwrap();
+        (m.replace('.', ""), e.parse().unwrap())
+    }
+
+    #[test]
+    fn shortest_digits_agree_with_std() {
+        let mut state: u64 = 0x243f_6a88_85a3_08d3;
+        for i in 0..200_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = if i % 3 == 0 {
+                // Short decimals, the common case in real data.
+                (state % 1_000_000) as f64 / 10f64.powi((state >> 40) as i32 % 12)
+            } else {
+                f64::from_bits(state)
+            };
+            if !x.is_finite() || x == 0.0 {
+                continue;
+            }
+            let mut d = NumBuf::new();
+            let exp = shortest_digits(x.abs(), &mut d);
+            let got = (String::from_utf8(d.as_bytes().to_vec()).unwrap(), exp);
+            let std = std_digits(x.abs());
+            if got != std {
+                // Exact ties between two shortest candidates: Python (and ryu)
+                // round half to even, Rust's formatter may not. Both candidates
+                // must still read back as `x` and be equally short.
+                assert_eq!(got.0.len(), std.0.len(), "bits {:x}", x.to_bits());
+                assert_eq!(got.1, std.1, "bits {:x}", x.to_bits());
+                let ours: f64 = format!("0.{}e{}", got.0, got.1 + 1).parse().unwrap();
+                assert_eq!(ours, x.abs(), "bits {:x}", x.to_bits());
+                let last = got.0.as_bytes()[got.0.len() - 1];
+                assert_eq!(
+                    (last - b'0') % 2,
+                    0,
+                    "tie not rounded to even: {:x}",
+                    x.to_bits()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn swar_scan_matches_table() {
+        for b in 0u8..=255 {
+            for pos in 0..8 {
+                let mut word = [b'a'; 8];
+                word[pos] = b;
+                let want = ESCAPED_LEN[usize::from(b)] != 1;
+                let m = escape_mask(u64::from_le_bytes(word));
+                assert_eq!(m != 0, want, "{b:#x}");
+                if want {
+                    assert_eq!(m.trailing_zeros() / 8, pos as u32, "{b:#x}");
+                }
+            }
+        }
+        // Two flagged bytes in one word: the lowest must win.
+        assert_eq!(next_escape(b"ab\x01\x00cdefgh", 0), Some(2));
+        assert_eq!(next_escape(b"abcdefgh\"", 0), Some(8));
+        assert_eq!(next_escape(b"abcdefghij", 0), None);
+        let long = "abcdefghijklmnopqrstuvwxyz0123456789 \"x\" é tail";
+        assert_eq!(
+            esc(long),
+            "abcdefghijklmnopqrstuvwxyz0123456789 \\\"x\\\" \\u00e9 tail"
+        );
     }
 
     #[test]
