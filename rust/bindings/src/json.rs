@@ -615,11 +615,6 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
     Ok(Layout::Indent(text.to_str()?.as_bytes().to_vec()))
 }
 
-thread_local! {
-    /// Last output size per thread, to size the next buffer in one go.
-    static LAST_LEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 /// Serialize `obj` exactly as `json.dumps(obj, indent=indent)` does.
 ///
 /// Supports Python's defaults only (`ensure_ascii=True`, `allow_nan=True`,
@@ -634,13 +629,31 @@ fn json_dumps<'py>(
     indent: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let layout = layout_for(indent)?;
-    let hint = LAST_LEN.with(|c| c.get()).clamp(64, 1 << 26);
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
-    let mut walker = Walker::new(py, Vec::with_capacity(hint), layout, indent_arg);
+    let buffer = SPARE_BUFFER.with(|b| b.take());
+    let mut walker = Walker::new(py, buffer, layout, indent_arg);
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
     unsafe { walker.value(obj.as_ptr())? };
-    let out = walker.w.into_sink();
-    LAST_LEN.with(|c| c.set(out.len() + out.len() / 8));
+    let mut out = walker.w.into_sink();
+    let text = text_from_buffer(py, &out);
+    if out.capacity() <= MAX_SPARE_BUFFER {
+        out.clear();
+        SPARE_BUFFER.with(|b| b.replace(out));
+    }
+    text
+}
+
+/// Keep at most this much output buffer around between calls.
+const MAX_SPARE_BUFFER: usize = 32 << 20;
+
+thread_local! {
+    /// The last call's output buffer, reused so that large dumps do not pay
+    /// for fresh pages (and regrowth) every time.
+    static SPARE_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A `str` from the writer's output.
+fn text_from_buffer<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyString>> {
     // SAFETY: the buffer holds ASCII plus the UTF-8 of the indent string, so
     // CPython's UTF-8 decoder accepts it; a null result is turned into an error.
     unsafe {
