@@ -392,3 +392,47 @@ def test_reexported_from_package() -> None:
 
     assert strands_offload.json_dumps is _native.json_dumps
     assert strands_offload.json_dumps_len is _native.json_dumps_len
+
+
+def test_list_mutated_by_items_mid_walk_reads_live_like_json() -> None:
+    def build() -> list[Any]:
+        parent: list[Any] = []
+
+        class Sneaky(dict):  # type: ignore[type-arg]
+            def items(self):  # type: ignore[no-untyped-def, override]
+                # Drop fresh objects that only the list references, then add one.
+                del parent[5:]
+                parent.append("appended" * 3)
+                return super().items()
+
+        parent.append(Sneaky(a=1))
+        parent.extend(str(i) * 7 for i in range(30))
+        return parent
+
+    assert json_dumps(build()) == json.dumps(build())
+    assert json_dumps(build(), indent=2) == json.dumps(build(), indent=2)
+
+
+def test_dict_mutated_by_items_mid_walk_does_not_crash() -> None:
+    parent: dict[str, Any] = {}
+
+    class Sneaky(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            for key in list(parent)[3:]:
+                del parent[key]
+            return super().items()
+
+    parent["s"] = Sneaky(a=1)
+    parent.update({f"k{i}": [str(i) * 9] for i in range(30)})
+    decoded = json.loads(json_dumps(parent))
+    assert decoded["s"] == {"a": 1}
+
+
+def test_reentrant_call_from_items() -> None:
+    class Nested(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            return [("inner", json_dumps({"x": [1, 2]}, indent=2))]
+
+    obj = [Nested(a=1), "tail"]
+    expected = json.dumps([{"inner": json.dumps({"x": [1, 2]}, indent=2)}, "tail"])
+    assert json_dumps(obj) == expected
