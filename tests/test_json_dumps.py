@@ -7,6 +7,7 @@ import datetime
 import decimal
 import enum
 import json
+import math
 import random
 import struct
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strands.models.model import _heuristic_estimate_json
 from strands_offload import json_dumps, json_dumps_len
 
 # ---------------------------------------------------------------------------
@@ -143,6 +145,17 @@ def test_indent_two_matches(obj: Any) -> None:
 @given(documents)
 def test_len_is_compact_length(obj: Any) -> None:
     assert json_dumps_len(obj) == len(json.dumps(obj))
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents)
+def test_len_gives_the_reference_json_token_estimate(obj: Any) -> None:
+    # The reference's base model estimates JSON as ceil(len(json.dumps(obj)) / 2), 0 when it cannot dump.
+    try:
+        ours = math.ceil(json_dumps_len(obj) / 2)
+    except (TypeError, ValueError):
+        ours = 0
+    assert ours == _heuristic_estimate_json(obj)
 
 
 @settings(max_examples=200, deadline=None)

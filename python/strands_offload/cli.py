@@ -18,10 +18,12 @@ tool). Output is written as UTF-8.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -117,9 +119,21 @@ def _non_negative(value: str) -> int:
 # sub-commands
 
 
-def _cmd_count(args: argparse.Namespace) -> str:
-    from ._tokens import count_tokens
+def _load(module: str, name: str) -> Callable[..., Any]:
+    """Import ``strands_offload.<module>.<name>`` when a sub-command needs it.
 
+    Loaded lazily so that ``--help`` and the other sub-commands work even if one
+    native piece is missing from a build.
+    """
+    try:
+        found: Callable[..., Any] = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    except (ImportError, AttributeError) as exc:
+        raise CliError(f"{name} is not available in this build ({exc})") from exc
+    return found
+
+
+def _cmd_count(args: argparse.Namespace) -> str:
+    count_tokens = _load("_tokens", "count_tokens")
     text = read_text(args.file)
     return str(count_tokens(text, args.encoding))
 
@@ -129,8 +143,7 @@ def _omitted_marker(chars: int) -> str:
 
 
 def _cmd_preview(args: argparse.Namespace) -> str:
-    from ._tokens import preview
-
+    preview = _load("_tokens", "preview")
     text = read_text(args.file)
     cut = preview(text, args.tokens, mode=args.mode, encoding=args.encoding)
     logger.debug(
@@ -140,27 +153,29 @@ def _cmd_preview(args: argparse.Namespace) -> str:
         cut.tail_start,
         cut.total_chars,
     )
+    head, tail = str(cut.head), str(cut.tail)
     if not cut.truncated:
         return text
     if args.mode == "head_tail":
-        return cut.head + _omitted_marker(cut.elided_chars) + cut.tail
-    return cut.head + cut.tail
+        return head + _omitted_marker(int(cut.elided_chars)) + tail
+    return head + tail
 
 
 def _cmd_grep(args: argparse.Namespace) -> str:
-    from ._search import search_content
-
+    search_content = _load("_search", "search_content")
     text = read_text(args.file)
     line_range: tuple[int, int] | None = None
     if args.lines is not None:
         start, end = args.lines
         line_range = (start, end if end is not None else text.count("\n") + 1)
-    return search_content(
-        text,
-        pattern=args.pattern,
-        line_range=line_range,
-        context_lines=args.context,
-        max_chars=args.max_chars,
+    return str(
+        search_content(
+            text,
+            pattern=args.pattern,
+            line_range=line_range,
+            context_lines=args.context,
+            max_chars=args.max_chars,
+        )
     )
 
 
@@ -259,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], str] = args.handler
     try:
         output = handler(args)
-    except (CliError, ValueError, ImportError) as exc:
+    except (CliError, ValueError) as exc:
         sys.stderr.write(f"{PROG} {args.command}: error: {exc}\n")
         return 1
     write_text(output)

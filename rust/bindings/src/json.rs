@@ -617,10 +617,20 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
 
 /// Serialize `obj` exactly as `json.dumps(obj, indent=indent)` does.
 ///
-/// Supports Python's defaults only (`ensure_ascii=True`, `allow_nan=True`,
-/// default separators, no `default=` hook, no `sort_keys`). Raises the same
-/// exception types and messages as `json.dumps` for unsupported keys and
-/// values, circular references and too-deep nesting (`RecursionError`).
+/// Covers `json.dumps` with its other options at their defaults
+/// (`ensure_ascii=True`, `allow_nan=True`, default separators, no `default`
+/// hook, no `sort_keys`). `indent` may be None, an int or a str, as in `json`.
+/// Unsupported keys and values and circular references raise the same
+/// exception type and message as `json.dumps`; nesting deeper than Python's
+/// recursion limit (or 20,000 levels) raises `RecursionError`.
+///
+/// Known differences, all in contrived cases: list and tuple subclasses are
+/// read by index, as `json`'s C encoder does, even in the indented form,
+/// where `json` would call an overridden `__iter__`; the indented form
+/// accepts nesting up to the recursion limit, where `json`'s pure-Python
+/// indented encoder may give up somewhat earlier; a dict changed by Python
+/// code while it is being written (only a dict subclass's `items()` can run
+/// such code) is read as it is then, not as a snapshot.
 #[pyfunction]
 #[pyo3(signature = (obj, *, indent=None))]
 fn json_dumps<'py>(
