@@ -25,7 +25,7 @@ use pyo3::types::{PyDict, PyString};
 
 /// Nesting depth at which the walk gives up even if Python's recursion limit
 /// was raised further, so that the native stack can never overflow.
-const MAX_DEPTH: usize = 20_000;
+const MAX_DEPTH: usize = 10_000;
 
 /// Up to this many open containers, the circular-reference check scans the
 /// path; deeper paths also keep a hash set.
@@ -622,7 +622,7 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
 /// hook, no `sort_keys`). `indent` may be None, an int or a str, as in `json`.
 /// Unsupported keys and values and circular references raise the same
 /// exception type and message as `json.dumps`; nesting deeper than Python's
-/// recursion limit (or 20,000 levels) raises `RecursionError`.
+/// recursion limit (or 10,000 levels) raises `RecursionError`.
 ///
 /// Known differences, all in contrived cases: list and tuple subclasses are
 /// read by index, as `json`'s C encoder does, even in the indented form,
