@@ -9,9 +9,17 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import _native
 
+# json
+from ._native import json_dumps, json_dumps_len
+
 try:
     __version__ = version("strands-offload")
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = _native.__version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    # json
+    "json_dumps",
+    "json_dumps_len",
+]

@@ -1,0 +1,451 @@
+"""Differential tests: ``json_dumps`` / ``json_dumps_len`` against Python's ``json.dumps``."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import decimal
+import enum
+import json
+import math
+import random
+import struct
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands.models.model import _heuristic_estimate_json
+from strands_offload import json_dumps, json_dumps_len
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def outcome(fn: Callable[[], Any]) -> tuple[Any, ...]:
+    """Result or (exception type, message), so both sides compare in one assert."""
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+        return ("error", type(exc), str(exc))
+
+
+def assert_same(obj: Any, indent: Any = None) -> None:
+    want = outcome(lambda: json.dumps(obj, indent=indent))
+    got = outcome(lambda: json_dumps(obj, indent=indent))
+    assert got == want
+    if indent is None:
+        want_len = outcome(lambda: len(json.dumps(obj)))
+        assert outcome(lambda: json_dumps_len(obj)) == want_len
+
+
+class MyInt(int):
+    def __repr__(self) -> str:
+        return "MyInt!"
+
+    __str__ = __repr__
+
+
+class MyFloat(float):
+    def __repr__(self) -> str:
+        return "MyFloat!"
+
+    __str__ = __repr__
+
+
+class MyStr(str):
+    def __str__(self) -> str:
+        return "MyStr!"
+
+    __repr__ = __str__
+
+
+class MyList(list):  # type: ignore[type-arg]
+    pass
+
+
+class MyTuple(tuple):  # type: ignore[type-arg]
+    pass
+
+
+class MyDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class Color(enum.IntEnum):
+    RED = 1
+    GREEN = 2**70
+
+
+class Ratio(float, enum.Enum):
+    HALF = 0.5
+
+
+# ---------------------------------------------------------------------------
+# strategies
+
+any_text = st.text(st.characters(codec=None, categories=None, exclude_categories=()), max_size=30)
+keys = st.one_of(
+    any_text,
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(2**200), max_value=2**200),
+    st.floats(),
+    st.floats(allow_subnormal=True, min_value=-1e-300, max_value=1e-300),
+    any_text,
+    st.builds(MyInt, st.integers()),
+    st.builds(MyFloat, st.floats()),
+    st.builds(MyStr, any_text),
+    st.sampled_from(list(Color) + list(Ratio)),
+)
+
+
+def containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=6),
+        st.lists(children, max_size=6).map(tuple),
+        st.lists(children, max_size=4).map(MyList),
+        st.lists(children, max_size=4).map(MyTuple),
+        st.dictionaries(keys, children, max_size=6),
+        st.dictionaries(any_text, children, max_size=4).map(MyDict),
+        st.dictionaries(any_text, children, max_size=4).map(collections.OrderedDict),
+    )
+
+
+documents = st.recursive(scalars, containers, max_leaves=40)
+indents = st.one_of(st.none(), st.integers(min_value=0, max_value=4), st.sampled_from(["\t", "", "--", "é"]))
+
+
+# ---------------------------------------------------------------------------
+# differential properties
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents, indents)
+def test_matches_json_dumps(obj: Any, indent: Any) -> None:
+    assert_same(obj, indent)
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents)
+def test_indent_two_matches(obj: Any) -> None:
+    assert json_dumps(obj, indent=2) == json.dumps(obj, indent=2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents)
+def test_len_is_compact_length(obj: Any) -> None:
+    assert json_dumps_len(obj) == len(json.dumps(obj))
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents)
+def test_len_gives_the_reference_json_token_estimate(obj: Any) -> None:
+    # The reference's base model estimates JSON as ceil(len(json.dumps(obj)) / 2), 0 when it cannot dump.
+    try:
+        ours = math.ceil(json_dumps_len(obj) / 2)
+    except (TypeError, ValueError):
+        ours = 0
+    assert ours == _heuristic_estimate_json(obj)
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_text)
+def test_strings_escape_like_ensure_ascii(text: str) -> None:
+    assert json_dumps(text) == json.dumps(text)
+    assert json_dumps_len(text) == len(json.dumps(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=0, max_size=40))
+def test_ascii_bytes_in_every_position(raw: bytes) -> None:
+    # Exercises the word-at-a-time scan: any ASCII byte at any offset.
+    text = raw.decode("latin-1")
+    assert json_dumps(text) == json.dumps(text)
+
+
+def test_every_bmp_code_point_and_some_astral() -> None:
+    text = "".join(map(chr, range(0x10000))) + "".join(chr(c) for c in range(0x10000, 0x110000, 997))
+    assert json_dumps(text) == json.dumps(text)
+    assert json_dumps([text], indent=2) == json.dumps([text], indent=2)
+    assert json_dumps_len(text) == len(json.dumps(text))
+
+
+def test_lone_surrogates_as_values_and_keys() -> None:
+    obj = {"\ud800": ["a\udfffb", "\udbff\udc00", "\ud83d\ude00", "\udc00\ud800"]}
+    assert_same(obj)
+    assert_same(obj, 2)
+
+
+# ---------------------------------------------------------------------------
+# numbers
+
+
+def test_float_repr_examples() -> None:
+    floats = [
+        1e-05,
+        1e16,
+        0.0001,
+        123.0,
+        -0.0,
+        0.0,
+        float("nan"),
+        float("inf"),
+        -float("inf"),
+        1e22,
+        5e-324,
+        2.2250738585072014e-308,
+        1.7976931348623157e308,
+        0.1 + 0.2,
+        1234567890123456.0,
+        12345678901234567.0,
+        785068460487425.2,  # exact tie between two shortest candidates
+        9.999999999999999e15,
+        1e15,
+        0.00009999,
+    ]
+    assert_same(floats)
+    assert_same({f: f for f in floats if f == f}, 2)
+
+
+def test_float_repr_random_bit_patterns() -> None:
+    rng = random.Random(1234)
+    floats = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(50_000)]
+    floats += [rng.random() * 10 ** rng.randint(-30, 30) for _ in range(50_000)]
+    floats += [round(rng.uniform(-1e6, 1e6), rng.randint(0, 6)) for _ in range(20_000)]
+    assert json_dumps(floats) == json.dumps(floats)
+    assert json_dumps_len(floats) == len(json.dumps(floats))
+
+
+def test_big_and_edge_ints() -> None:
+    ints = [0, -1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 10**100, -(10**300), MyInt(2**90)]
+    assert_same(ints)
+    assert_same(ints, 2)
+    assert_same({i: i for i in ints})
+
+
+def test_int_beyond_str_digit_limit_raises_like_json() -> None:
+    if not hasattr(sys, "get_int_max_str_digits"):
+        pytest.skip("no integer string conversion limit on this Python")
+    huge = 10 ** (sys.get_int_max_str_digits() + 10)
+    want = outcome(lambda: json.dumps([huge]))
+    assert want[0] == "error"
+    assert outcome(lambda: json_dumps([huge])) == want
+    assert outcome(lambda: json_dumps_len([huge])) == want
+
+
+def test_subclasses_dump_their_builtin_value() -> None:
+    obj = {
+        "int": MyInt(7),
+        "float": MyFloat(2.5),
+        "str": MyStr("x\n"),
+        "enum": Color.RED,
+        "big_enum": Color.GREEN,
+        "float_enum": Ratio.HALF,
+        MyStr("k"): MyList([MyTuple((1, 2)), MyDict(a=1)]),
+        MyInt(3): True,
+        MyFloat(1.5): None,
+    }
+    assert_same(obj)
+    assert_same(obj, 2)
+
+
+def test_keys_of_every_accepted_type() -> None:
+    obj = {"s": 1, 2: 2, 2.5: 3, True: 4, False: 5, None: 6, float("nan"): 7, float("-inf"): 8}
+    assert_same(obj)
+    assert_same(obj, 2)
+    assert_same({-0.0: "negative zero", 1e16: "big", 1e-7: "small"})
+
+
+def test_ordered_dict_follows_its_items_order() -> None:
+    od = collections.OrderedDict([("a", 1), ("b", 2), ("c", 3)])
+    od.move_to_end("a")
+    assert_same(od)
+    assert_same([od], 2)
+
+
+def test_dict_subclass_items_override_is_used() -> None:
+    class Reversed(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            return list(reversed(list(super().items())))
+
+    obj = Reversed(a=1, b=[2], c={"d": 3})
+    assert_same(obj)
+    assert_same(obj, 2)
+
+
+# ---------------------------------------------------------------------------
+# layout
+
+
+def test_empty_containers_and_scalars_at_top() -> None:
+    for obj in ([], {}, (), [[]], [{}], {"a": []}, {"a": {}}, [[], {}, ()], None, True, 1, 1.5, "x"):
+        for indent in (None, 0, 2, "\t"):
+            assert_same(obj, indent)
+
+
+@pytest.mark.parametrize("indent", [-3, True, False, 1, 8])
+def test_unusual_int_indents(indent: Any) -> None:
+    assert_same({"a": [1, {"b": None}]}, indent)
+
+
+@pytest.mark.parametrize("indent", [2.0, object(), b"  "])
+def test_non_int_indent_raises_like_json(indent: Any) -> None:
+    assert_same({"a": [1]}, indent)
+
+
+def test_shared_but_not_circular_is_fine() -> None:
+    shared = [1, {"x": 2}]
+    assert_same([shared, shared, {"a": shared, "b": shared}])
+    assert_same([shared, shared], 2)
+
+
+def test_nesting_within_the_limit() -> None:
+    obj: Any = "leaf"
+    for i in range(300):
+        obj = [obj] if i % 2 else {"k": obj}
+    assert_same(obj)
+    assert_same(obj, 2)
+
+
+# ---------------------------------------------------------------------------
+# errors: same type and message as json
+
+
+@pytest.mark.parametrize("key", [(1, 2), decimal.Decimal(1), datetime.date(2020, 1, 1), frozenset(), b"bytes", 1j])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_bad_key_types(key: Any, indent: Any) -> None:
+    want = outcome(lambda: json.dumps({"ok": 1, key: 2}, indent=indent))
+    assert want[0] == "error"
+    assert outcome(lambda: json_dumps({"ok": 1, key: 2}, indent=indent)) == want
+    nested = [{"x": {key: 1}}]
+    assert outcome(lambda: json_dumps(nested, indent=indent)) == outcome(lambda: json.dumps(nested, indent=indent))
+
+
+@pytest.mark.parametrize(
+    "value", [set(), {1}, b"x", bytearray(b"x"), object(), decimal.Decimal("1.5"), 1j, datetime.date(2020, 1, 1)]
+)
+@pytest.mark.parametrize("where", ["top", "list", "dict", "deep"])
+def test_unserialisable_values(value: Any, where: str) -> None:
+    obj = {"top": value, "list": [1, value], "dict": {"a": value}, "deep": [{"a": [(1, value)]}]}[where]
+    assert_same(obj)
+    assert_same(obj, 2)
+
+
+def test_circular_references() -> None:
+    lst: list[Any] = [1]
+    lst.append(lst)
+    dct: dict[str, Any] = {"a": 1}
+    dct["self"] = dct
+    indirect: dict[str, Any] = {"list": []}
+    indirect["list"].append({"back": indirect})
+    deep: list[Any] = []
+    node = deep
+    for _ in range(40):  # longer than the native side's linear path check
+        child: list[Any] = []
+        node.append(child)
+        node = child
+    node.append(deep)
+    circular = ("error", ValueError, "Circular reference detected")
+    for obj in (lst, dct, indirect, deep, MyList([dct])):
+        for indent in (None, 2):
+            assert outcome(lambda o=obj, i=indent: json.dumps(o, indent=i)) == circular
+            assert outcome(lambda o=obj, i=indent: json_dumps(o, indent=i)) == circular
+        assert outcome(lambda o=obj: json_dumps_len(o)) == circular
+
+
+@pytest.mark.parametrize("kind", ["list", "dict", "tuple"])
+def test_too_deep_raises_recursion_error_without_crashing(kind: str) -> None:
+    obj: Any = 0
+    for _ in range(200_000):
+        obj = {"k": obj} if kind == "dict" else [obj] if kind == "list" else (obj,)
+    with pytest.raises(RecursionError):
+        json.dumps(obj)
+    with pytest.raises(RecursionError, match="maximum recursion depth exceeded"):
+        json_dumps(obj)
+    with pytest.raises(RecursionError):
+        json_dumps(obj, indent=2)
+    with pytest.raises(RecursionError):
+        json_dumps_len(obj)
+
+
+def test_recursion_limit_raised_far_still_does_not_crash() -> None:
+    obj: Any = 0
+    for _ in range(200_000):
+        obj = [obj]
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(1_000_000)
+    try:
+        with pytest.raises(RecursionError):
+            json_dumps(obj)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_items_must_return_pairs() -> None:
+    class Odd(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            return [("a", 1, 2)]
+
+    assert_same(Odd(a=1))
+
+
+def test_reexported_from_package() -> None:
+    import strands_offload
+    from strands_offload import _native
+
+    assert strands_offload.json_dumps is _native.json_dumps
+    assert strands_offload.json_dumps_len is _native.json_dumps_len
+
+
+def test_list_mutated_by_items_mid_walk_reads_live_like_json() -> None:
+    def build() -> list[Any]:
+        parent: list[Any] = []
+
+        class Sneaky(dict):  # type: ignore[type-arg]
+            def items(self):  # type: ignore[no-untyped-def, override]
+                # Drop fresh objects that only the list references, then add one.
+                del parent[5:]
+                parent.append("appended" * 3)
+                return super().items()
+
+        parent.append(Sneaky(a=1))
+        parent.extend(str(i) * 7 for i in range(30))
+        return parent
+
+    assert json_dumps(build()) == json.dumps(build())
+    assert json_dumps(build(), indent=2) == json.dumps(build(), indent=2)
+
+
+def test_dict_mutated_by_items_mid_walk_does_not_crash() -> None:
+    parent: dict[str, Any] = {}
+
+    class Sneaky(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            for key in list(parent)[3:]:
+                del parent[key]
+            return super().items()
+
+    parent["s"] = Sneaky(a=1)
+    parent.update({f"k{i}": [str(i) * 9] for i in range(30)})
+    decoded = json.loads(json_dumps(parent))
+    assert decoded["s"] == {"a": 1}
+
+
+def test_reentrant_call_from_items() -> None:
+    class Nested(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            return [("inner", json_dumps({"x": [1, 2]}, indent=2))]
+
+    obj = [Nested(a=1), "tail"]
+    expected = json.dumps([{"inner": json.dumps({"x": [1, 2]}, indent=2)}, "tail"])
+    assert json_dumps(obj) == expected
