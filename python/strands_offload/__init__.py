@@ -14,4 +14,25 @@ try:
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = _native.__version__
 
-__all__ = ["__version__"]
+# tokens
+from ._tokens import (
+    Preview,
+    count_tokens,
+    count_tokens_batch,
+    decode,
+    encode,
+    preview,
+    preview_bounds,
+)
+
+__all__ = [
+    "__version__",
+    # tokens
+    "Preview",
+    "count_tokens",
+    "count_tokens_batch",
+    "decode",
+    "encode",
+    "preview",
+    "preview_bounds",
+]

@@ -1,3 +1,20 @@
 """Typed stubs of the compiled module ``strands_offload._native``."""
 
 __version__: str
+
+# tokens
+from collections.abc import Iterable
+
+def count_tokens(text: str, encoding: str = "cl100k_base", *, limit: int | None = None) -> int: ...
+def count_tokens_batch(texts: Iterable[str], encoding: str = "cl100k_base") -> list[int]: ...
+def encode(text: str, encoding: str = "cl100k_base") -> list[int]: ...
+def decode(tokens: list[int], encoding: str = "cl100k_base") -> str: ...
+def preview_bounds(
+    text: str,
+    tokens: int,
+    *,
+    mode: str = "head",
+    encoding: str = "heuristic",
+    head_share: float = 0.6,
+    count: bool = False,
+) -> tuple[int, int, int, int | None]: ...

@@ -17,7 +17,7 @@
 //! whatever follows, and where cutting the text there does not change how the pieces
 //! before it are split. So the cut equals the cut computed on the whole text.
 
-use crate::tokens::Bpe;
+use crate::tokens::{encode_piece, Bpe};
 
 /// Which part(s) of a text a preview keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +142,7 @@ pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> O
     let mut ends = Vec::with_capacity(want.min(1 << 16));
     let mut offset = 0usize;
     'pieces: for piece in tok.split(region) {
-        for id in tok.bpe.encode_via_backtracking(piece.as_bytes()) {
+        for id in encode_piece(piece, bpe) {
             if ends.len() == want {
                 break 'pieces;
             }
@@ -169,12 +169,7 @@ pub fn trailing_token_starts(window: &str, whole: bool, bpe: Bpe, want: usize) -
     let tok = bpe.tokenizer();
     let mut lens: Vec<usize> = Vec::new();
     for piece in tok.split(&window[start..]) {
-        lens.extend(
-            tok.bpe
-                .encode_via_backtracking(piece.as_bytes())
-                .into_iter()
-                .map(|id| tok.bpe.token_len(id)),
-        );
+        lens.extend(encode_piece(piece, bpe).into_iter().map(|id| tok.bpe.token_len(id)));
     }
     if lens.len() < want && !whole {
         return None;

@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use bpe_openai::Tokenizer;
 
@@ -63,6 +64,21 @@ impl Bpe {
         match self {
             Bpe::Cl100kBase => bpe_openai::cl100k_base(),
             Bpe::O200kBase => bpe_openai::o200k_base(),
+        }
+    }
+
+    /// Special tokens of the vocabulary (never produced by [`encode`], but decodable
+    /// as tiktoken's `decode` does).
+    pub fn special_tokens(self) -> &'static [(u32, &'static str)] {
+        match self {
+            Bpe::Cl100kBase => &[
+                (100257, "<|endoftext|>"),
+                (100258, "<|fim_prefix|>"),
+                (100259, "<|fim_middle|>"),
+                (100260, "<|fim_suffix|>"),
+                (100276, "<|endofprompt|>"),
+            ],
+            Bpe::O200kBase => &[(199999, "<|endoftext|>"), (200018, "<|endofprompt|>")],
         }
     }
 
@@ -122,10 +138,185 @@ pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a
     bpe.tokenizer().split(text)
 }
 
+/// Open-addressing hash table from token bytes to token id.
+///
+/// Most pre-tokenizer pieces (words, operators, indentation) are a single token; a
+/// lookup answers those without running the byte-pair encoder, as tiktoken does.
+struct TokenIndex {
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+fn hash_bytes(bytes: &[u8]) -> usize {
+    // FxHash-style mixing, 8 bytes at a time.
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    (h ^ (h >> 29)) as usize
+}
+
+impl TokenIndex {
+    fn build(bpe: Bpe) -> TokenIndex {
+        let enc = &bpe.tokenizer().bpe;
+        let n = enc.num_tokens();
+        let size = (n * 2).next_power_of_two();
+        let mask = size - 1;
+        let mut slots = vec![EMPTY; size];
+        for id in 0..n as u32 {
+            let mut i = hash_bytes(enc.token_bytes(id)) & mask;
+            while slots[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            slots[i] = id;
+        }
+        TokenIndex { slots, mask }
+    }
+
+    fn get(bpe: Bpe) -> &'static TokenIndex {
+        static CL100K: OnceLock<TokenIndex> = OnceLock::new();
+        static O200K: OnceLock<TokenIndex> = OnceLock::new();
+        match bpe {
+            Bpe::Cl100kBase => CL100K.get_or_init(|| TokenIndex::build(bpe)),
+            Bpe::O200kBase => O200K.get_or_init(|| TokenIndex::build(bpe)),
+        }
+    }
+
+    #[inline]
+    fn lookup(&self, bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding, piece: &[u8]) -> Option<u32> {
+        let mut i = hash_bytes(piece) & self.mask;
+        loop {
+            let id = self.slots[i];
+            if id == EMPTY {
+                return None;
+            }
+            if bpe.token_bytes(id) == piece {
+                return Some(id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+}
+
+/// Longest token in either vocabulary is well under this; longer pieces skip the lookup.
+const MAX_TOKEN_BYTES: usize = 256;
+
+/// Pieces up to this many bytes use the rank-merge loop on the stack; longer ones the
+/// linear-time backtracking encoder of the `bpe` crate.
+const SMALL_PIECE: usize = 8;
+
+/// Classic rank-order byte-pair merging of a short piece (2..=SMALL_PIECE bytes).
+///
+/// Token ids of these vocabularies are their merge ranks, so the lowest id among the
+/// adjacent pairs present in the vocabulary merges first (leftmost on ties). Calls `emit`
+/// with the byte range of every resulting token, in order.
+fn merge_small(
+    enc: &bpe_openai::byte_pair_encoding::BytePairEncoding,
+    index: &TokenIndex,
+    piece: &[u8],
+    mut emit: impl FnMut(usize, usize),
+) {
+    let n = piece.len();
+    let rank = |a: usize, b: usize| index.lookup(enc, &piece[a..b]).unwrap_or(EMPTY);
+    // Part i starts at starts[i]; ranks[i] is the rank of merging part i with part i+1.
+    let mut starts = [0u8; SMALL_PIECE + 1];
+    let mut ranks = [EMPTY; SMALL_PIECE + 1];
+    for i in 0..n {
+        starts[i] = i as u8;
+        ranks[i] = if i + 2 <= n { rank(i, i + 2) } else { EMPTY };
+    }
+    starts[n] = n as u8;
+    let mut len = n + 1;
+    loop {
+        let mut best = EMPTY;
+        let mut at = 0usize;
+        for (i, &r) in ranks[..len - 1].iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == EMPTY {
+            break;
+        }
+        // After merging parts `at` and `at + 1`, recompute the ranks around the new part.
+        let span = |i: usize| -> u32 {
+            if i + 3 < len {
+                rank(starts[i] as usize, starts[i + 3] as usize)
+            } else {
+                EMPTY
+            }
+        };
+        if at > 0 {
+            ranks[at - 1] = span(at - 1);
+        }
+        ranks[at] = span(at);
+        starts.copy_within(at + 2..len, at + 1);
+        ranks.copy_within(at + 2..len, at + 1);
+        len -= 1;
+    }
+    for w in starts[..len].windows(2) {
+        emit(w[0] as usize, w[1] as usize);
+    }
+}
+
+/// Tokens of one pre-tokenizer piece.
+#[inline]
+fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
+    if piece.len() <= 1 || (piece.len() <= MAX_TOKEN_BYTES && index.lookup(&tok.bpe, piece).is_some()) {
+        return piece.len().min(1);
+    }
+    if piece.len() <= SMALL_PIECE {
+        let mut n = 0usize;
+        merge_small(&tok.bpe, index, piece, |_, _| n += 1);
+        return n;
+    }
+    tok.bpe.count(piece)
+}
+
+/// Appends the token ids of one pre-tokenizer piece.
+#[inline]
+fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec<u32>) {
+    if piece.len() <= MAX_TOKEN_BYTES {
+        if let Some(id) = index.lookup(&tok.bpe, piece) {
+            out.push(id);
+            return;
+        }
+    }
+    if piece.len() <= SMALL_PIECE {
+        merge_small(&tok.bpe, index, piece, |a, b| {
+            // Every byte and every merge result is in the vocabulary.
+            out.push(index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
+        });
+        return;
+    }
+    out.extend(tok.bpe.encode_via_backtracking(piece));
+}
+
+/// Token ids of one pre-tokenizer piece (tiktoken's encoding of that piece).
+pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
+    let mut out = Vec::new();
+    piece_encode(bpe.tokenizer(), TokenIndex::get(bpe), piece.as_bytes(), &mut out);
+    out
+}
+
 /// Exact number of tokens of `text`.
 pub fn count(text: &str, bpe: Bpe) -> usize {
     let tok = bpe.tokenizer();
-    tok.split(text).map(|p| tok.bpe.count(p.as_bytes())).sum()
+    let index = TokenIndex::get(bpe);
+    tok.split(text).map(|p| piece_count(tok, index, p.as_bytes())).sum()
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -134,9 +325,10 @@ pub fn count(text: &str, bpe: Bpe) -> usize {
 /// counted in order, so the work is proportional to the text actually consumed.
 pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     let tok = bpe.tokenizer();
+    let index = TokenIndex::get(bpe);
     let mut total = 0usize;
     for piece in tok.split(text) {
-        total += tok.bpe.count(piece.as_bytes());
+        total += piece_count(tok, index, piece.as_bytes());
         if total > limit {
             return limit.saturating_add(1);
         }
@@ -147,9 +339,10 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
 /// Token ids of `text`, identical to tiktoken's `encode_ordinary`.
 pub fn encode(text: &str, bpe: Bpe) -> Vec<u32> {
     let tok = bpe.tokenizer();
+    let index = TokenIndex::get(bpe);
     let mut out = Vec::with_capacity(text.len() / 3 + 1);
     for piece in tok.split(text) {
-        out.extend(tok.bpe.encode_via_backtracking(piece.as_bytes()));
+        piece_encode(tok, index, piece.as_bytes(), &mut out);
     }
     out
 }
@@ -159,11 +352,15 @@ pub fn decode_bytes(tokens: &[u32], bpe: Bpe) -> Result<Vec<u8>, TokenError> {
     let enc = &bpe.tokenizer().bpe;
     let n = enc.num_tokens();
     let mut out = Vec::with_capacity(tokens.len() * 4);
+    let special = bpe.special_tokens();
     for &t in tokens {
-        if t as usize >= n {
+        if (t as usize) < n {
+            out.extend_from_slice(enc.token_bytes(t));
+        } else if let Some((_, text)) = special.iter().find(|(id, _)| *id == t) {
+            out.extend_from_slice(text.as_bytes());
+        } else {
             return Err(TokenError::UnknownToken(t));
         }
-        out.extend_from_slice(enc.token_bytes(t));
     }
     Ok(out)
 }
@@ -185,8 +382,8 @@ pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
     if threads == 1 || total_bytes < 64 * 1024 {
         return texts.iter().map(|t| count(t, bpe)).collect();
     }
-    // Warm the shared tokenizer once so the workers do not race to build it.
-    let _ = bpe.tokenizer();
+    // Warm the shared tables once so the workers do not race to build them.
+    let _ = TokenIndex::get(bpe);
     let mut out = vec![0usize; texts.len()];
     let chunk = texts.len().div_ceil(threads);
     std::thread::scope(|s| {
@@ -312,6 +509,7 @@ mod tests {
             assert_eq!(decode(&ids, bpe).as_deref(), Ok(text));
             assert_eq!(count(text, bpe), ids.len());
         }
+        assert_eq!(decode(&[100257], Bpe::Cl100kBase).as_deref(), Ok("<|endoftext|>"));
         assert_eq!(
             decode(&[u32::MAX], Bpe::Cl100kBase),
             Err(TokenError::UnknownToken(u32::MAX))
