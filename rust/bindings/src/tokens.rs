@@ -59,7 +59,11 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
 }
 
 /// `s[start:end]` as a new Python string (costs the length of the slice).
-fn substring<'py>(s: &Bound<'py, PyString>, start: usize, end: usize) -> PyResult<Bound<'py, PyString>> {
+fn substring<'py>(
+    s: &Bound<'py, PyString>,
+    start: usize,
+    end: usize,
+) -> PyResult<Bound<'py, PyString>> {
     let slice = PySlice::new(s.py(), start as isize, end as isize, 1);
     Ok(s.get_item(slice)?.cast_into::<PyString>()?)
 }
@@ -94,7 +98,11 @@ where
         } else {
             (0, size)
         };
-        let window = if whole { text.clone() } else { substring(text, start, end)? };
+        let window = if whole {
+            text.clone()
+        } else {
+            substring(text, start, end)?
+        };
         let utf = utf8(&window)?;
         let answer = py.detach(|| f(&utf, whole, start));
         if let Some(answer) = answer {
@@ -102,7 +110,9 @@ where
         }
         if whole {
             // Whole-text answers are always definite; keep the compiler honest anyway.
-            return Err(PyValueError::new_err("internal error: no answer on the whole text"));
+            return Err(PyValueError::new_err(
+                "internal error: no answer on the whole text",
+            ));
         }
         size = size.saturating_mul(2);
     }
@@ -111,7 +121,12 @@ where
 /// Counts tokens of `text`; with `limit`, stops once the count passes it.
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base", *, limit = None))]
-fn count_tokens(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str, limit: Option<i64>) -> PyResult<usize> {
+fn count_tokens(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    encoding: &str,
+    limit: Option<i64>,
+) -> PyResult<usize> {
     let enc = parse_encoding(encoding)?;
     let limit = match limit {
         Some(l) if l < 0 => return Err(PyValueError::new_err("limit must be non-negative")),
@@ -136,7 +151,11 @@ fn count_tokens(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str, limi
         }
         Some(limit) => with_window(text, false, limit, |utf, whole, _| {
             let window = utf.as_str();
-            let region = if whole { window } else { &window[..preview::last_safe_split(window)?] };
+            let region = if whole {
+                window
+            } else {
+                &window[..preview::last_safe_split(window)?]
+            };
             let n = tokens::count_with_limit(region, bpe, limit);
             (n > limit || whole).then_some(n)
         }),
@@ -146,7 +165,11 @@ fn count_tokens(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str, limi
 /// Counts tokens of every text, in parallel with the GIL released.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = "cl100k_base"))]
-fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &str) -> PyResult<Vec<usize>> {
+fn count_tokens_batch(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    encoding: &str,
+) -> PyResult<Vec<usize>> {
     let enc = parse_encoding(encoding)?;
     let mut items: Vec<Bound<'_, PyString>> = Vec::new();
     for item in texts.try_iter()? {
@@ -155,7 +178,10 @@ fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &str) 
     }
     let bpe = match enc {
         Encoding::Heuristic => {
-            return items.iter().map(|s| Ok(tokens::heuristic_count(s.len()?))).collect();
+            return items
+                .iter()
+                .map(|s| Ok(tokens::heuristic_count(s.len()?)))
+                .collect();
         }
         Encoding::Bpe(bpe) => bpe,
     };
@@ -180,7 +206,8 @@ fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResul
 #[pyo3(signature = (tokens, encoding = "cl100k_base"))]
 fn decode(py: Python<'_>, tokens: Vec<u32>, encoding: &str) -> PyResult<String> {
     let bpe = parse_bpe(encoding)?;
-    py.detach(|| tokens::decode(&tokens, bpe)).map_err(token_err)
+    py.detach(|| tokens::decode(&tokens, bpe))
+        .map_err(token_err)
 }
 
 /// Preview cut points, in code points of the original string.
@@ -201,8 +228,11 @@ fn preview_bounds(
     count: bool,
 ) -> PyResult<(usize, usize, usize, Option<usize>)> {
     let enc = parse_encoding(encoding)?;
-    let mode = Mode::parse(mode)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown mode {mode:?}; valid modes are: head, tail, head_tail")))?;
+    let mode = Mode::parse(mode).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown mode {mode:?}; valid modes are: head, tail, head_tail"
+        ))
+    })?;
     if tokens < 0 {
         return Err(PyValueError::new_err("tokens must be non-negative"));
     }
@@ -214,7 +244,12 @@ fn preview_bounds(
     let bpe = match enc {
         Encoding::Heuristic => {
             let b = preview::heuristic_bounds(total, n, mode, head_share);
-            return Ok((b.head_end, b.tail_start, total, Some(tokens::heuristic_count(total))));
+            return Ok((
+                b.head_end,
+                b.tail_start,
+                total,
+                Some(tokens::heuristic_count(total)),
+            ));
         }
         Encoding::Bpe(bpe) => bpe,
     };
@@ -252,7 +287,9 @@ fn exact_bounds(
             return Some(None);
         }
         let cut = preview::head_cut(window, &ends, head_budget);
-        Some(Some(start + utf.original_offset(window[..cut].chars().count())))
+        Some(Some(
+            start + utf.original_offset(window[..cut].chars().count()),
+        ))
     })?;
     let Some(head_end) = head else {
         return Ok(Bounds::whole(total));
@@ -267,7 +304,10 @@ fn exact_bounds(
             Some(start + utf.original_offset(window[..cut].chars().count()))
         })?
     };
-    Ok(Bounds { head_end, tail_start })
+    Ok(Bounds {
+        head_end,
+        tail_start,
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

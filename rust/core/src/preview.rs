@@ -89,8 +89,8 @@ pub fn heuristic_bounds(total: usize, tokens: usize, mode: Mode, head_share: f64
 
 /// Characters after which a letter-run piece always ends and where truncation is harmless.
 const AFTER_LETTER: &[char] = &[
-    ' ', ',', '.', ';', ':', '!', '?', '(', ')', '"', '\u{3001}', '\u{3002}', '\u{FF0C}', '\u{FF01}',
-    '\u{FF1F}', '\u{FF1A}', '\u{FF1B}',
+    ' ', ',', '.', ';', ':', '!', '?', '(', ')', '"', '\u{3001}', '\u{3002}', '\u{FF0C}',
+    '\u{FF01}', '\u{FF1F}', '\u{FF1A}', '\u{FF1B}',
 ];
 
 /// Letters of scripts that are letters (`\p{L}`) in every Unicode version and never marks.
@@ -118,17 +118,23 @@ pub fn is_safe_split(text: &str, b: usize) -> bool {
     let (Some(prev), Some(next)) = (text[..b].chars().next_back(), text[b..].chars().next()) else {
         return false;
     };
-    (prev == '\n' && next.is_ascii_alphanumeric()) || (plain_letter(prev) && AFTER_LETTER.contains(&next))
+    (prev == '\n' && next.is_ascii_alphanumeric())
+        || (plain_letter(prev) && AFTER_LETTER.contains(&next))
 }
 
 /// The last safe split of `text`, if any.
 pub fn last_safe_split(text: &str) -> Option<usize> {
-    text.char_indices().rev().map(|(i, _)| i).find(|&i| is_safe_split(text, i))
+    text.char_indices()
+        .rev()
+        .map(|(i, _)| i)
+        .find(|&i| is_safe_split(text, i))
 }
 
 /// The first safe split of `text`, if any.
 pub fn first_safe_split(text: &str) -> Option<usize> {
-    text.char_indices().map(|(i, _)| i).find(|&i| is_safe_split(text, i))
+    text.char_indices()
+        .map(|(i, _)| i)
+        .find(|&i| is_safe_split(text, i))
 }
 
 /// Byte end offsets of the first `want` tokens of a text, from a window at its start.
@@ -137,7 +143,11 @@ pub fn first_safe_split(text: &str) -> Option<usize> {
 /// than `want` ends only when the whole text has fewer tokens; returns `None` when the
 /// window is too small to tell.
 pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> Option<Vec<usize>> {
-    let region = if whole { window } else { &window[..last_safe_split(window)?] };
+    let region = if whole {
+        window
+    } else {
+        &window[..last_safe_split(window)?]
+    };
     let tok = bpe.tokenizer();
     let mut ends = Vec::with_capacity(want.min(1 << 16));
     let mut offset = 0usize;
@@ -164,12 +174,21 @@ pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> O
 ///
 /// `window` is a suffix of the text, `whole` says it is the whole text. Same contract
 /// as [`leading_token_ends`].
-pub fn trailing_token_starts(window: &str, whole: bool, bpe: Bpe, want: usize) -> Option<Vec<usize>> {
+pub fn trailing_token_starts(
+    window: &str,
+    whole: bool,
+    bpe: Bpe,
+    want: usize,
+) -> Option<Vec<usize>> {
     let start = if whole { 0 } else { first_safe_split(window)? };
     let tok = bpe.tokenizer();
     let mut lens: Vec<usize> = Vec::new();
     for piece in tok.split(&window[start..]) {
-        lens.extend(encode_piece(piece, bpe).into_iter().map(|id| tok.bpe.token_len(id)));
+        lens.extend(
+            encode_piece(piece, bpe)
+                .into_iter()
+                .map(|id| tok.bpe.token_len(id)),
+        );
     }
     if lens.len() < want && !whole {
         return None;
@@ -230,7 +249,10 @@ pub fn exact_bounds(text: &str, bpe: Bpe, tokens: usize, mode: Mode, head_share:
         let starts = trailing_token_starts(text, true, bpe, tail).unwrap_or_default();
         tail_cut(text, &starts, tail)
     };
-    Bounds { head_end, tail_start }
+    Bounds {
+        head_end,
+        tail_start,
+    }
 }
 
 #[cfg(test)]
@@ -251,10 +273,19 @@ mod tests {
                 tail_start: 84
             }
         );
-        assert_eq!(heuristic_bounds(40, 10, Mode::HeadTail, 0.6), Bounds::whole(40));
+        assert_eq!(
+            heuristic_bounds(40, 10, Mode::HeadTail, 0.6),
+            Bounds::whole(40)
+        );
         assert_eq!(heuristic_bounds(41, 10, Mode::Head, 0.6).head_end, 40);
         assert_eq!(heuristic_bounds(41, 10, Mode::Tail, 0.6).tail_start, 1);
-        assert_eq!(heuristic_bounds(41, 0, Mode::HeadTail, 0.6), Bounds { head_end: 0, tail_start: 41 });
+        assert_eq!(
+            heuristic_bounds(41, 0, Mode::HeadTail, 0.6),
+            Bounds {
+                head_end: 0,
+                tail_start: 41
+            }
+        );
     }
 
     #[test]
@@ -278,7 +309,10 @@ mod tests {
         let text = SAMPLE.repeat(30);
         for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
             let all = leading_token_ends(&text, true, bpe, usize::MAX).unwrap_or_default();
-            for cut in (1..text.len()).filter(|&c| text.is_char_boundary(c)).step_by(37) {
+            for cut in (1..text.len())
+                .filter(|&c| text.is_char_boundary(c))
+                .step_by(37)
+            {
                 if let Some(ends) = leading_token_ends(&text[..cut], false, bpe, 20) {
                     assert_eq!(ends[..], all[..ends.len()]);
                 }

@@ -195,7 +195,11 @@ impl TokenIndex {
     }
 
     #[inline]
-    fn lookup(&self, bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding, piece: &[u8]) -> Option<u32> {
+    fn lookup(
+        &self,
+        bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
+        piece: &[u8],
+    ) -> Option<u32> {
         let mut i = hash_bytes(piece) & self.mask;
         loop {
             let id = self.slots[i];
@@ -275,7 +279,9 @@ fn merge_small(
 /// Tokens of one pre-tokenizer piece.
 #[inline]
 fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
-    if piece.len() <= 1 || (piece.len() <= MAX_TOKEN_BYTES && index.lookup(&tok.bpe, piece).is_some()) {
+    if piece.len() <= 1
+        || (piece.len() <= MAX_TOKEN_BYTES && index.lookup(&tok.bpe, piece).is_some())
+    {
         return piece.len().min(1);
     }
     if piece.len() <= SMALL_PIECE {
@@ -308,7 +314,12 @@ fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec
 /// Token ids of one pre-tokenizer piece (tiktoken's encoding of that piece).
 pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
     let mut out = Vec::new();
-    piece_encode(bpe.tokenizer(), TokenIndex::get(bpe), piece.as_bytes(), &mut out);
+    piece_encode(
+        bpe.tokenizer(),
+        TokenIndex::get(bpe),
+        piece.as_bytes(),
+        &mut out,
+    );
     out
 }
 
@@ -316,7 +327,9 @@ pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
 pub fn count(text: &str, bpe: Bpe) -> usize {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
-    tok.split(text).map(|p| piece_count(tok, index, p.as_bytes())).sum()
+    tok.split(text)
+        .map(|p| piece_count(tok, index, p.as_bytes()))
+        .sum()
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -509,7 +522,10 @@ mod tests {
             assert_eq!(decode(&ids, bpe).as_deref(), Ok(text));
             assert_eq!(count(text, bpe), ids.len());
         }
-        assert_eq!(decode(&[100257], Bpe::Cl100kBase).as_deref(), Ok("<|endoftext|>"));
+        assert_eq!(
+            decode(&[100257], Bpe::Cl100kBase).as_deref(),
+            Ok("<|endoftext|>")
+        );
         assert_eq!(
             decode(&[u32::MAX], Bpe::Cl100kBase),
             Err(TokenError::UnknownToken(u32::MAX))
@@ -520,7 +536,9 @@ mod tests {
     fn encoding_names() {
         assert_eq!("heuristic".parse::<Encoding>(), Ok(Encoding::Heuristic));
         let err = "gpt2".parse::<Encoding>().unwrap_err().to_string();
-        assert!(err.contains("cl100k_base") && err.contains("o200k_base") && err.contains("heuristic"));
+        assert!(
+            err.contains("cl100k_base") && err.contains("o200k_base") && err.contains("heuristic")
+        );
         assert!("heuristic".parse::<Bpe>().is_err());
         assert_eq!(heuristic_count(0), 0);
         assert_eq!(heuristic_count(5), 2);
