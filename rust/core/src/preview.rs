@@ -17,7 +17,7 @@
 //! whatever follows, and where cutting the text there does not change how the pieces
 //! before it are split. So the cut equals the cut computed on the whole text.
 
-use crate::tokens::{encode_piece, Bpe};
+use crate::tokens::{encode_piece, Bpe, Pieces};
 
 /// Which part(s) of a text a preview keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +151,7 @@ pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> O
     let tok = bpe.tokenizer();
     let mut ends = Vec::with_capacity(want.min(1 << 16));
     let mut offset = 0usize;
-    'pieces: for piece in tok.split(region) {
+    'pieces: for piece in Pieces::new(region, bpe) {
         for id in encode_piece(piece, bpe) {
             if ends.len() == want {
                 break 'pieces;
@@ -183,7 +183,7 @@ pub fn trailing_token_starts(
     let start = if whole { 0 } else { first_safe_split(window)? };
     let tok = bpe.tokenizer();
     let mut lens: Vec<usize> = Vec::new();
-    for piece in tok.split(&window[start..]) {
+    for piece in Pieces::new(&window[start..], bpe) {
         lens.extend(
             encode_piece(piece, bpe)
                 .into_iter()

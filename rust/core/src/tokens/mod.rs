@@ -17,6 +17,9 @@ use std::sync::OnceLock;
 
 use bpe_openai::Tokenizer;
 
+mod split;
+pub use split::Pieces;
+
 /// Errors of the token API; the binding layer maps them to Python exceptions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenError {
@@ -135,7 +138,7 @@ pub fn heuristic_count(code_points: usize) -> usize {
 
 /// Iterates the pre-tokenizer pieces of `text` (the same split as tiktoken's regex).
 pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a {
-    bpe.tokenizer().split(text)
+    Pieces::new(text, bpe)
 }
 
 /// Open-addressing hash table from token bytes to token id.
@@ -327,7 +330,7 @@ pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
 pub fn count(text: &str, bpe: Bpe) -> usize {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
-    tok.split(text)
+    Pieces::new(text, bpe)
         .map(|p| piece_count(tok, index, p.as_bytes()))
         .sum()
 }
@@ -340,7 +343,7 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
     let mut total = 0usize;
-    for piece in tok.split(text) {
+    for piece in Pieces::new(text, bpe) {
         total += piece_count(tok, index, piece.as_bytes());
         if total > limit {
             return limit.saturating_add(1);
@@ -354,7 +357,7 @@ pub fn encode(text: &str, bpe: Bpe) -> Vec<u32> {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
     let mut out = Vec::with_capacity(text.len() / 3 + 1);
-    for piece in tok.split(text) {
+    for piece in Pieces::new(text, bpe) {
         piece_encode(tok, index, piece.as_bytes(), &mut out);
     }
     out
