@@ -119,10 +119,12 @@ FRAGMENTS = [
     "\ude00",
 ]
 
+ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
 texts = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join),
     st.text(max_size=80),
-    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=30).map("".join),
+    ascii_text,
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6), ascii_text), max_size=30).map("".join),
 )
 
 HYP = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
