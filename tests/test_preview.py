@@ -137,9 +137,14 @@ def _reference_truncate(text: str, tokens: int, mode: str, blocks: int = 1) -> s
     return _build_preview(text, blocks, {"preview_tokens": tokens, "preview": mode})  # type: ignore[typeddict-item]
 
 
-def _our_truncate(text: str, tokens: int, mode: str, blocks: int = 1) -> str:
-    """The context manager's truncate notice, built from one native preview call."""
-    p = preview(text, tokens, mode=mode)  # type: ignore[arg-type]
+def _our_truncate(text: str, tokens: int, mode: str, blocks: int = 1, native: bool = False) -> str:
+    """The context manager's truncate notice, built from one preview call."""
+    if native:
+        head_end, tail_start, total, count = strands_offload.preview_bounds(text, tokens, mode=mode)
+        tail = text[tail_start:] if tail_start < total else ""
+        p = Preview(text[:head_end], tail, head_end, tail_start, total, count)
+    else:
+        p = preview(text, tokens, mode=mode)  # type: ignore[arg-type]
     if not p.truncated:
         return text
     marker = f"[... {p.elided_chars:,} chars elided ...]"
@@ -149,6 +154,7 @@ def _our_truncate(text: str, tokens: int, mode: str, blocks: int = 1) -> str:
     return text if len(result) >= len(text) else result
 
 
+@pytest.mark.parametrize("native", [False, True], ids=["preview", "preview_bounds"])
 @pytest.mark.parametrize("mode", MODES)
 @HYP
 @given(
@@ -156,8 +162,9 @@ def _our_truncate(text: str, tokens: int, mode: str, blocks: int = 1) -> str:
     tokens=st.integers(min_value=0, max_value=400),
     blocks=st.integers(min_value=1, max_value=3),
 )
-def test_heuristic_truncate_matches_reference(mode: str, text: str, tokens: int, blocks: int) -> None:
-    assert _our_truncate(text, tokens, mode, blocks) == _reference_truncate(text, tokens, mode, blocks)
+def test_heuristic_truncate_matches_reference(mode: str, native: bool, text: str, tokens: int, blocks: int) -> None:
+    expected = _reference_truncate(text, tokens, mode, blocks)
+    assert _our_truncate(text, tokens, mode, blocks, native) == expected
 
 
 @HYP
@@ -167,6 +174,8 @@ def test_heuristic_head_matches_offloader_slice(text: str, tokens: int) -> None:
 
     offloader = ContextOffloader(max_result_tokens=tokens + 1, preview_tokens=tokens)
     assert preview(text, tokens).head == offloader._slice_preview(text)
+    head_end = strands_offload.preview_bounds(text, tokens)[0]
+    assert text[:head_end] == offloader._slice_preview(text)
 
 
 def test_heuristic_preview_is_proportional_to_the_budget() -> None:
@@ -196,3 +205,7 @@ def test_preview_rejects_bad_arguments() -> None:
         preview("x", 1, mode="head_tail", head_share=1.5)
     with pytest.raises(ValueError, match="head_share"):
         strands_offload.preview_bounds("x", 1, head_share=float("nan"))
+    with pytest.raises(ValueError, match="head_share"):
+        preview("x", 1, head_share=float("nan"))
+    with pytest.raises(TypeError):
+        preview("x", 1.5)  # type: ignore[arg-type]

@@ -18,8 +18,7 @@ and previews are slices of it, so surrogates come back unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from . import _native
 
@@ -43,8 +42,7 @@ decode = _native.decode
 preview_bounds = _native.preview_bounds
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(NamedTuple):
     """A preview of a text: the kept head and tail, and what was left out between them.
 
     Attributes:
@@ -72,7 +70,10 @@ class Preview:
     @property
     def truncated(self) -> bool:
         """Whether anything was left out."""
-        return self.elided_chars > 0
+        return self.tail_start > self.head_end
+
+
+_SHARE = {"head": 1.0, "tail": 0.0}
 
 
 def preview(
@@ -108,6 +109,22 @@ def preview(
         ValueError: On an unknown mode or encoding, a negative budget or a share
             outside 0 to 1.
     """
+    if (
+        encoding == "heuristic"
+        and mode in ("head", "tail", "head_tail")
+        and isinstance(tokens, int)
+        and tokens >= 0
+        and 0.0 <= head_share <= 1.0
+    ):
+        # The reference's arithmetic needs only len(); skip the native call.
+        total = len(text)
+        budget = tokens * 4
+        estimate = -(-total // 4)
+        if total <= budget:
+            return Preview(text, "", total, total, total, estimate)
+        head_chars = int(budget * _SHARE.get(mode, head_share))
+        tail_start = total - (budget - head_chars)
+        return Preview(text[:head_chars], text[tail_start:], head_chars, tail_start, total, estimate)
     head_end, tail_start, total, token_count = _native.preview_bounds(
         text, tokens, mode=mode, encoding=encoding, head_share=head_share, count=count
     )
