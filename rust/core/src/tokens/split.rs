@@ -195,7 +195,11 @@ impl<'a> Iterator for Pieces<'a> {
         if pos >= b.len() {
             return None;
         }
-        let fast = if b[pos] < 0x80 { scan_ascii(b, pos, self.o200k) } else { None };
+        let fast = if b[pos] < 0x80 {
+            scan_ascii(b, pos, self.o200k)
+        } else {
+            None
+        };
         let end = match fast {
             Some(e) => e,
             None => {
@@ -232,7 +236,13 @@ mod tests {
             "  \n\n  \x0b\x0c end   ",
             "a  b   c\t\td\n \ne \r\n\r\n f",
             "./\n/x ?/\r\n//\n",
-            "'", "''", "'l", "'LLx", " '", "x'", "\x00\x01\x1f abc",
+            "'",
+            "''",
+            "'l",
+            "'LLx",
+            " '",
+            "x'",
+            "\x00\x01\x1f abc",
         ];
         for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
             for s in samples {
