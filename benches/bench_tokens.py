@@ -3,7 +3,9 @@
 Run: ``pytest benches/bench_tokens.py --benchmark-group-by=group``. Every group has a
 ``reference`` member (the tiktoken package, or the reference's own slicing) and a
 ``native`` member (strands_offload), measured in the same run on the same text;
-single-threaded unless the group says batch.
+single-threaded unless the group says batch. The counting groups have a third member,
+``bpe-openai``: the crate we build on, used as it comes (its regex pre-tokenizer and
+encoder, no fast paths), to show what our pre-tokenizer and single-token lookups add.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import pytest
 import strands_offload
+from strands_offload import _native
 
 MB = 1_000_000
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -94,7 +97,7 @@ def corpus(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
-@pytest.mark.parametrize("member", ["reference", "native"])
+@pytest.mark.parametrize("member", ["reference", "native", "bpe-openai"])
 def test_count(
     benchmark: Any, tiktoken_encodings: dict[str, Any], corpus: tuple[str, str], encoding: str, member: str
 ) -> None:
@@ -105,6 +108,9 @@ def test_count(
     expected = len(enc.encode_ordinary(text))
     if member == "reference":
         result = benchmark(lambda: len(enc.encode_ordinary(text)))
+    elif member == "bpe-openai":
+        # The crate alone (its regex pre-tokenizer, no fast paths): shows why we add our own.
+        result = benchmark(_native._count_tokens_bpe_openai, text, encoding)
     else:
         result = benchmark(strands_offload.count_tokens, text, encoding)
     assert result == expected

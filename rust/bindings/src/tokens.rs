@@ -162,6 +162,16 @@ fn count_tokens(
     }
 }
 
+/// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "cl100k_base"))]
+fn _count_tokens_bpe_openai(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResult<usize> {
+    let bpe = parse_bpe(encoding)?;
+    let utf = utf8(text)?;
+    let s = utf.as_str();
+    Ok(py.detach(|| tokens::count_bpe_openai(s, bpe)))
+}
+
 /// Counts tokens of every text, in parallel with the GIL released.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = "cl100k_base"))]
@@ -316,5 +326,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(preview_bounds, m)?)?;
+    m.add_function(wrap_pyfunction!(_count_tokens_bpe_openai, m)?)?;
     Ok(())
 }

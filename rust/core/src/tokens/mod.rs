@@ -326,6 +326,13 @@ pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
     out
 }
 
+/// Token count straight from the `bpe-openai` crate (its regex pre-tokenizer and
+/// backtracking encoder, without our scanner and fast paths). Same result as [`count`];
+/// kept so the benches can show what the crate alone gives.
+pub fn count_bpe_openai(text: &str, bpe: Bpe) -> usize {
+    bpe.tokenizer().count(text)
+}
+
 /// Exact number of tokens of `text`.
 pub fn count(text: &str, bpe: Bpe) -> usize {
     let tok = bpe.tokenizer();
