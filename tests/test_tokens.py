@@ -183,6 +183,8 @@ def test_unknown_encoding_names_valid_ones() -> None:
         strands_offload.count_tokens("x", limit=-1)
     with pytest.raises(TypeError):
         strands_offload.count_tokens_batch(["x", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="single str"):
+        strands_offload.count_tokens_batch("abc")
 
 
 def test_default_encoding_is_cl100k(tiktoken_encodings: dict[str, Any]) -> None:

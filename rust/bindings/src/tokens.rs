@@ -5,7 +5,7 @@
 //! back to Python are code points of the ORIGINAL string, so Python can slice it.
 use offload_core::preview::{self, Bounds, Mode};
 use offload_core::tokens::{self, Bpe, Encoding, Repaired, TokenError};
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PySlice, PyString};
 
@@ -118,7 +118,14 @@ where
     }
 }
 
-/// Counts tokens of `text`; with `limit`, stops once the count passes it.
+/// Counts the tokens of `text`.
+///
+/// `encoding` is "cl100k_base" (default) or "o200k_base" for exact counts equal to
+/// tiktoken's `encode_ordinary`, or "heuristic" for ceil(code points / 4). With `limit`,
+/// counting stops once the count passes it and `limit + 1` is returned, so the cost
+/// follows the limit, not the text. Lone surrogates count like tiktoken counts them
+/// (as U+FFFD; a high+low pair as the character it encodes); the heuristic counts code
+/// points as `len()` does.
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base", *, limit = None))]
 fn count_tokens(
@@ -165,7 +172,11 @@ fn count_tokens(
 /// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base"))]
-fn _count_tokens_bpe_openai(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResult<usize> {
+fn _count_tokens_bpe_openai(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    encoding: &str,
+) -> PyResult<usize> {
     let bpe = parse_bpe(encoding)?;
     let utf = utf8(text)?;
     let s = utf.as_str();
@@ -201,7 +212,8 @@ fn count_tokens_batch(
     Ok(py.detach(|| tokens::count_batch(&strs, bpe, threads)))
 }
 
-/// Token ids of `text` (tiktoken's `encode_ordinary`).
+/// Token ids of `text`, the same as tiktoken's `encode_ordinary` (special tokens are
+/// plain text). `encoding` is "cl100k_base" (default) or "o200k_base".
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base"))]
 fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResult<Vec<u32>> {
@@ -211,7 +223,9 @@ fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResul
     Ok(py.detach(|| tokens::encode(s, bpe)))
 }
 
-/// Text of token ids; invalid UTF-8 is replaced as `bytes.decode(errors="replace")` does.
+/// Text of token ids, like tiktoken's `decode`: byte sequences that are not valid
+/// UTF-8 become U+FFFD as `bytes.decode(errors="replace")` does; special token ids
+/// decode to their names; an unknown id raises KeyError.
 #[pyfunction]
 #[pyo3(signature = (tokens, encoding = "cl100k_base"))]
 fn decode(py: Python<'_>, tokens: Vec<u32>, encoding: &str) -> PyResult<String> {
@@ -221,6 +235,11 @@ fn decode(py: Python<'_>, tokens: Vec<u32>, encoding: &str) -> PyResult<String> 
 }
 
 /// Preview cut points, in code points of the original string.
+///
+/// `mode` is "head", "tail" or "head_tail" (the head gets `int(tokens * head_share)`
+/// of the budget). "heuristic" cuts at `tokens * 4` code points like the reference;
+/// exact encodings cut on token boundaries, never inside a character, and only read
+/// windows at the ends of the text they keep.
 ///
 /// Returns `(head_end, tail_start, total, token_count)`: keep `text[:head_end]` and
 /// `text[tail_start:]`; `head_end == tail_start == total` means the text fits whole.

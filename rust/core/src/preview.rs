@@ -97,7 +97,7 @@ const AFTER_LETTER: &[char] = &[
 fn plain_letter(c: char) -> bool {
     c.is_ascii_alphabetic()
         || matches!(c,
-            '\u{4E00}'..='\u{9FFF}'      // CJK unified ideographs
+            '\u{4E00}'..='\u{9FA5}'      // CJK unified ideographs (Unicode 1.1 block)
             | '\u{3041}'..='\u{3096}'    // hiragana
             | '\u{30A1}'..='\u{30FA}'    // katakana
             | '\u{AC00}'..='\u{D7A3}') // hangul syllables
