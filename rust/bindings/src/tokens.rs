@@ -183,7 +183,7 @@ fn _count_tokens_bpe_openai(
     Ok(py.detach(|| tokens::count_bpe_openai(s, bpe)))
 }
 
-/// Counts tokens of every text, in parallel with the GIL released.
+/// Counts the tokens of every text of an iterable, in parallel with the GIL released.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = "cl100k_base"))]
 fn count_tokens_batch(
@@ -192,6 +192,11 @@ fn count_tokens_batch(
     encoding: &str,
 ) -> PyResult<Vec<usize>> {
     let enc = parse_encoding(encoding)?;
+    if texts.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "texts must be an iterable of str, not a single str",
+        ));
+    }
     let mut items: Vec<Bound<'_, PyString>> = Vec::new();
     for item in texts.try_iter()? {
         let item = item?;
