@@ -252,6 +252,64 @@ mod tests {
         }
     }
 
+    /// Random strings over a small alphabet that hits every branch of the scanner.
+    #[test]
+    fn random_text_agrees_with_regex() {
+        const ALPHABET: &[&str] = &[
+            "a",
+            "Z",
+            "q",
+            "S",
+            "'",
+            "s",
+            "L",
+            "l",
+            "e",
+            "v",
+            "r",
+            "1",
+            "2",
+            " ",
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "\x0b",
+            ".",
+            "/",
+            "-",
+            "_",
+            "(",
+            "\x1f",
+            "\u{e9}",
+            "\u{a0}",
+            "\u{663}",
+            "\u{4e16}",
+            "\u{301}",
+            "\u{17f}",
+            "\u{1f389}",
+            "\u{85}",
+            "\u{3000}",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 24) as usize;
+            let s: String = (0..len)
+                .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                .collect();
+            for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+                let ours: Vec<&str> = Pieces::new(&s, bpe).collect();
+                assert_eq!(ours, regex_pieces(&s, bpe), "{bpe:?} {s:?}");
+            }
+        }
+    }
+
     #[test]
     fn mixed_text_falls_back_per_piece() {
         let s = "caf\u{e9} na\u{ef}ve \u{4e16}\u{754c} x\u{a0}y 1\u{663}2 's\u{17f} \u{1f389}!\n";
