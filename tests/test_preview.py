@@ -65,10 +65,11 @@ def _check_exact(enc: Any, name: str, text: str, n: int, mode: str, share: float
     assert (_repair(got.head), _repair(got.tail)) == expected
     assert got.tail == text[got.tail_start :]
     assert got.elided_chars == len(text) - len(got.head) - len(got.tail)
-    head_n, tail_n = _budgets(n, mode, share)
-    # The cut text re-encodes within its budget.
+    # The head, encoded on its own, fits its budget. (No such promise for the tail: its
+    # tokens are the last ones of the whole text's encoding, and pre-tokenization runs left
+    # to right, so a suffix encoded alone may split differently.)
+    head_n, _ = _budgets(n, mode, share)
     assert len(enc.encode_ordinary(got.head)) <= head_n
-    assert len(enc.encode_ordinary(got.tail)) <= tail_n
     return got
 
 
