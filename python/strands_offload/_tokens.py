@@ -8,6 +8,15 @@ Encodings:
   text; previews cut at ``tokens * 4`` code points, byte for byte like the reference's
   offloader (head) and context manager (head_tail with a 0.6 head share).
 
+Exact cuts: the head is the longest prefix made of the first ``k <= tokens`` tokens of
+the text's encoding whose bytes end on a character boundary (encoded on its own it still
+fits the budget); the tail is the longest suffix made of the last ``k`` tokens that starts
+on a character boundary (a suffix encoded on its own may split into different tokens,
+because pre-tokenization runs left to right). Only windows at the kept ends are read:
+they are trusted up to a position where every pre-tokenizer piece provably ends (after a
+newline before an ASCII letter or digit, or after a letter before a space or common
+punctuation); a text with no such position near its ends is read whole.
+
 Lone surrogates: Python strings may hold surrogate code points that UTF-8 cannot
 represent. The exact encodings treat them as tiktoken does: a high surrogate directly
 followed by a low one counts as the character the pair encodes, every other surrogate as
