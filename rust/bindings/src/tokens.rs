@@ -1,5 +1,355 @@
+//! Token counting, encode/decode and preview bounds for Python.
+//!
+//! Strings that hold lone surrogates are not valid UTF-8; they are rebuilt the way
+//! tiktoken does it (see `offload_core::tokens::from_surrogatepass`). Offsets handed
+//! back to Python are code points of the ORIGINAL string, so Python can slice it.
+use offload_core::preview::{self, Bounds, Mode};
+use offload_core::tokens::{self, Bpe, Encoding, Repaired, TokenError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PySlice, PyString};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn token_err(e: TokenError) -> PyErr {
+    match e {
+        TokenError::UnknownToken(_) => PyKeyError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+fn parse_encoding(name: &str) -> PyResult<Encoding> {
+    name.parse::<Encoding>().map_err(token_err)
+}
+
+fn parse_bpe(name: &str) -> PyResult<Bpe> {
+    name.parse::<Bpe>().map_err(token_err)
+}
+
+/// A Python string as UTF-8: borrowed when it is valid, repaired when it has surrogates.
+enum Utf8<'a> {
+    Borrowed(&'a str),
+    Repaired(Repaired),
+}
+
+impl Utf8<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Utf8::Borrowed(s) => s,
+            Utf8::Repaired(r) => &r.text,
+        }
+    }
+
+    /// Code points of the original string before character offset `chars` of `as_str()`.
+    fn original_offset(&self, chars: usize) -> usize {
+        match self {
+            Utf8::Borrowed(_) => chars,
+            Utf8::Repaired(r) => r.original_offset(chars),
+        }
+    }
+}
+
+fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
+    match s.to_str() {
+        Ok(t) => Ok(Utf8::Borrowed(t)),
+        Err(_) => {
+            let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let bytes = encoded.cast::<PyBytes>()?;
+            Ok(Utf8::Repaired(tokens::from_surrogatepass(bytes.as_bytes())))
+        }
+    }
+}
+
+/// `s[start:end]` as a new Python string (costs the length of the slice).
+fn substring<'py>(
+    s: &Bound<'py, PyString>,
+    start: usize,
+    end: usize,
+) -> PyResult<Bound<'py, PyString>> {
+    let slice = PySlice::new(s.py(), start as isize, end as isize, 1);
+    Ok(s.get_item(slice)?.cast_into::<PyString>()?)
+}
+
+/// First window size, in code points, for work that needs about `tokens` tokens.
+fn first_window(tokens: usize) -> usize {
+    tokens.saturating_mul(8).saturating_add(1024)
+}
+
+/// Runs `f` on growing windows at the start (or end) of `text` until it answers.
+///
+/// `f` gets the window as UTF-8, whether it is the whole text, and the code-point
+/// offset of the window in the original string.
+fn with_window<T>(
+    text: &Bound<'_, PyString>,
+    at_end: bool,
+    tokens: usize,
+    f: impl Fn(&Utf8<'_>, bool, usize) -> Option<T> + Send + Sync,
+) -> PyResult<T>
+where
+    T: Send,
+{
+    let py = text.py();
+    let total = text.len()?;
+    let mut size = first_window(tokens);
+    loop {
+        let whole = size >= total;
+        let (start, end) = if whole {
+            (0, total)
+        } else if at_end {
+            (total - size, total)
+        } else {
+            (0, size)
+        };
+        let window = if whole {
+            text.clone()
+        } else {
+            substring(text, start, end)?
+        };
+        let utf = utf8(&window)?;
+        let answer = py.detach(|| f(&utf, whole, start));
+        if let Some(answer) = answer {
+            return Ok(answer);
+        }
+        if whole {
+            // Whole-text answers are always definite; keep the compiler honest anyway.
+            return Err(PyValueError::new_err(
+                "internal error: no answer on the whole text",
+            ));
+        }
+        size = size.saturating_mul(2);
+    }
+}
+
+/// Counts the tokens of `text`.
+///
+/// `encoding` is "cl100k_base" (default) or "o200k_base" for exact counts equal to
+/// tiktoken's `encode_ordinary`, or "heuristic" for ceil(code points / 4). With `limit`,
+/// counting stops once the count passes it and `limit + 1` is returned, so the cost
+/// follows the limit, not the text. Lone surrogates count like tiktoken counts them
+/// (as U+FFFD; a high+low pair as the character it encodes); the heuristic counts code
+/// points as `len()` does.
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "cl100k_base", *, limit = None))]
+fn count_tokens(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    encoding: &str,
+    limit: Option<i64>,
+) -> PyResult<usize> {
+    let enc = parse_encoding(encoding)?;
+    let limit = match limit {
+        Some(l) if l < 0 => return Err(PyValueError::new_err("limit must be non-negative")),
+        Some(l) => Some(usize::try_from(l).unwrap_or(usize::MAX)),
+        None => None,
+    };
+    let bpe = match enc {
+        Encoding::Heuristic => {
+            let n = tokens::heuristic_count(text.len()?);
+            return Ok(match limit {
+                Some(l) if n > l => l.saturating_add(1),
+                _ => n,
+            });
+        }
+        Encoding::Bpe(bpe) => bpe,
+    };
+    match limit {
+        None => {
+            let utf = utf8(text)?;
+            let s = utf.as_str();
+            Ok(py.detach(|| tokens::count(s, bpe)))
+        }
+        Some(limit) => with_window(text, false, limit, |utf, whole, _| {
+            let window = utf.as_str();
+            let region = if whole {
+                window
+            } else {
+                &window[..preview::last_safe_split(window)?]
+            };
+            let n = tokens::count_with_limit(region, bpe, limit);
+            (n > limit || whole).then_some(n)
+        }),
+    }
+}
+
+/// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "cl100k_base"))]
+fn _count_tokens_bpe_openai(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    encoding: &str,
+) -> PyResult<usize> {
+    let bpe = parse_bpe(encoding)?;
+    let utf = utf8(text)?;
+    let s = utf.as_str();
+    Ok(py.detach(|| tokens::count_bpe_openai(s, bpe)))
+}
+
+/// Counts the tokens of every text of an iterable, in parallel with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (texts, encoding = "cl100k_base"))]
+fn count_tokens_batch(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    encoding: &str,
+) -> PyResult<Vec<usize>> {
+    let enc = parse_encoding(encoding)?;
+    if texts.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "texts must be an iterable of str, not a single str",
+        ));
+    }
+    let mut items: Vec<Bound<'_, PyString>> = Vec::new();
+    for item in texts.try_iter()? {
+        let item = item?;
+        items.push(item.cast_into::<PyString>().map_err(PyErr::from)?);
+    }
+    let bpe = match enc {
+        Encoding::Heuristic => {
+            return items
+                .iter()
+                .map(|s| Ok(tokens::heuristic_count(s.len()?)))
+                .collect();
+        }
+        Encoding::Bpe(bpe) => bpe,
+    };
+    let converted: Vec<Utf8<'_>> = items.iter().map(utf8).collect::<PyResult<_>>()?;
+    let strs: Vec<&str> = converted.iter().map(Utf8::as_str).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(py.detach(|| tokens::count_batch(&strs, bpe, threads)))
+}
+
+/// Token ids of `text`, the same as tiktoken's `encode_ordinary` (special tokens are
+/// plain text). `encoding` is "cl100k_base" (default) or "o200k_base".
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "cl100k_base"))]
+fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResult<Vec<u32>> {
+    let bpe = parse_bpe(encoding)?;
+    let utf = utf8(text)?;
+    let s = utf.as_str();
+    Ok(py.detach(|| tokens::encode(s, bpe)))
+}
+
+/// Text of token ids, like tiktoken's `decode`: byte sequences that are not valid
+/// UTF-8 become U+FFFD as `bytes.decode(errors="replace")` does; special token ids
+/// decode to their names; an unknown id raises KeyError.
+#[pyfunction]
+#[pyo3(signature = (tokens, encoding = "cl100k_base"))]
+fn decode(py: Python<'_>, tokens: Vec<u32>, encoding: &str) -> PyResult<String> {
+    let bpe = parse_bpe(encoding)?;
+    py.detach(|| tokens::decode(&tokens, bpe))
+        .map_err(token_err)
+}
+
+/// Preview cut points, in code points of the original string.
+///
+/// `mode` is "head", "tail" or "head_tail" (the head gets `int(tokens * head_share)`
+/// of the budget). "heuristic" cuts at `tokens * 4` code points like the reference;
+/// exact encodings cut on token boundaries, never inside a character, and only read
+/// windows at the ends of the text they keep.
+///
+/// Returns `(head_end, tail_start, total, token_count)`: keep `text[:head_end]` and
+/// `text[tail_start:]`; `head_end == tail_start == total` means the text fits whole.
+/// `token_count` is the heuristic count for `"heuristic"`, the exact count when `count`
+/// is true, else `None`.
+#[pyfunction]
+#[pyo3(signature = (text, tokens, *, mode = "head", encoding = "heuristic", head_share = 0.6, count = false))]
+fn preview_bounds(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    tokens: i64,
+    mode: &str,
+    encoding: &str,
+    head_share: f64,
+    count: bool,
+) -> PyResult<(usize, usize, usize, Option<usize>)> {
+    let enc = parse_encoding(encoding)?;
+    let mode = Mode::parse(mode).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown mode {mode:?}; valid modes are: head, tail, head_tail"
+        ))
+    })?;
+    if tokens < 0 {
+        return Err(PyValueError::new_err("tokens must be non-negative"));
+    }
+    if !(0.0..=1.0).contains(&head_share) {
+        return Err(PyValueError::new_err("head_share must be between 0 and 1"));
+    }
+    let n = usize::try_from(tokens).unwrap_or(usize::MAX);
+    let total = text.len()?;
+    let bpe = match enc {
+        Encoding::Heuristic => {
+            let b = preview::heuristic_bounds(total, n, mode, head_share);
+            return Ok((
+                b.head_end,
+                b.tail_start,
+                total,
+                Some(tokens::heuristic_count(total)),
+            ));
+        }
+        Encoding::Bpe(bpe) => bpe,
+    };
+    let token_count = if count {
+        let utf = utf8(text)?;
+        let s = utf.as_str();
+        Some(py.detach(|| tokens::count(s, bpe)))
+    } else {
+        None
+    };
+    let b = exact_bounds(text, bpe, n, mode, head_share, total)?;
+    Ok((b.head_end, b.tail_start, total, token_count))
+}
+
+/// Exact cut points in original code points, converting only windows of `text`.
+fn exact_bounds(
+    text: &Bound<'_, PyString>,
+    bpe: Bpe,
+    n: usize,
+    mode: Mode,
+    head_share: f64,
+    total: usize,
+) -> PyResult<Bounds> {
+    let (head_budget, tail_budget) = match mode {
+        Mode::Head => (n, 0),
+        Mode::Tail => (0, n),
+        Mode::HeadTail => preview::split_budget(n, head_share),
+    };
+    // The first n + 1 tokens tell whether the text fits, and give the head cut.
+    let want = n.saturating_add(1);
+    let head = with_window(text, false, want, |utf, whole, start| {
+        let window = utf.as_str();
+        let ends = preview::leading_token_ends(window, whole, bpe, want)?;
+        if ends.len() <= n {
+            return Some(None);
+        }
+        let cut = preview::head_cut(window, &ends, head_budget);
+        Some(Some(
+            start + utf.original_offset(window[..cut].chars().count()),
+        ))
+    })?;
+    let Some(head_end) = head else {
+        return Ok(Bounds::whole(total));
+    };
+    let tail_start = if tail_budget == 0 {
+        total
+    } else {
+        with_window(text, true, tail_budget, |utf, whole, start| {
+            let window = utf.as_str();
+            let starts = preview::trailing_token_starts(window, whole, bpe, tail_budget)?;
+            let cut = preview::tail_cut(window, &starts, tail_budget);
+            Some(start + utf.original_offset(window[..cut].chars().count()))
+        })?
+    };
+    Ok(Bounds {
+        head_end,
+        tail_start,
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(encode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_bounds, m)?)?;
+    m.add_function(wrap_pyfunction!(_count_tokens_bpe_openai, m)?)?;
     Ok(())
 }

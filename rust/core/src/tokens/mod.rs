@@ -1,0 +1,576 @@
+//! Token counting and BPE encoding for the OpenAI encodings, plus the chars/4 heuristic.
+//!
+//! Exact encodings (`cl100k_base`, `o200k_base`) give the same token ids as tiktoken's
+//! `encode_ordinary`. They run on the `bpe-openai` crate: its pre-tokenizer is a
+//! multi-pattern DFA (no backtracking regex) and its byte-pair encoder is linear in the
+//! piece length, where tiktoken is quadratic on long pieces. Encoders are built once per
+//! process (loading the rank tables takes a few milliseconds) and shared.
+//!
+//! Text with lone surrogates cannot be UTF-8. Callers convert such text with
+//! [`from_surrogatepass`], which mirrors what tiktoken does: a high surrogate directly
+//! followed by a low one becomes the supplementary character they encode, every other
+//! surrogate becomes U+FFFD.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use bpe_openai::Tokenizer;
+
+mod split;
+pub use split::Pieces;
+
+/// Errors of the token API; the binding layer maps them to Python exceptions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenError {
+    /// The encoding name is not one we know.
+    UnknownEncoding(String),
+    /// The operation needs token ids, which the heuristic does not have.
+    NoTokenIds(String),
+    /// A token id that is not in the encoding's vocabulary.
+    UnknownToken(u32),
+}
+
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenError::UnknownEncoding(name) => write!(
+                f,
+                "unknown encoding {name:?}; valid encodings are: {}",
+                Encoding::NAMES.join(", ")
+            ),
+            TokenError::NoTokenIds(name) => write!(
+                f,
+                "encoding {name:?} has no token ids; use one of: {}",
+                Bpe::NAMES.join(", ")
+            ),
+            TokenError::UnknownToken(id) => write!(f, "Invalid token for decoding: {id}"),
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// A BPE vocabulary with token ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bpe {
+    Cl100kBase,
+    O200kBase,
+}
+
+impl Bpe {
+    /// Names accepted by [`Bpe::from_str`].
+    pub const NAMES: [&'static str; 2] = ["cl100k_base", "o200k_base"];
+
+    /// The shared tokenizer of this vocabulary (built on first use).
+    pub fn tokenizer(self) -> &'static Tokenizer {
+        match self {
+            Bpe::Cl100kBase => bpe_openai::cl100k_base(),
+            Bpe::O200kBase => bpe_openai::o200k_base(),
+        }
+    }
+
+    /// Special tokens of the vocabulary (never produced by [`encode`], but decodable
+    /// as tiktoken's `decode` does).
+    pub fn special_tokens(self) -> &'static [(u32, &'static str)] {
+        match self {
+            Bpe::Cl100kBase => &[
+                (100257, "<|endoftext|>"),
+                (100258, "<|fim_prefix|>"),
+                (100259, "<|fim_middle|>"),
+                (100260, "<|fim_suffix|>"),
+                (100276, "<|endofprompt|>"),
+            ],
+            Bpe::O200kBase => &[(199999, "<|endoftext|>"), (200018, "<|endofprompt|>")],
+        }
+    }
+
+    /// Canonical name, as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bpe::Cl100kBase => "cl100k_base",
+            Bpe::O200kBase => "o200k_base",
+        }
+    }
+}
+
+impl FromStr for Bpe {
+    type Err = TokenError;
+
+    fn from_str(name: &str) -> Result<Self, TokenError> {
+        match name.parse::<Encoding>()? {
+            Encoding::Bpe(bpe) => Ok(bpe),
+            Encoding::Heuristic => Err(TokenError::NoTokenIds(name.to_owned())),
+        }
+    }
+}
+
+/// How tokens are counted: an exact BPE vocabulary, or the chars/4 heuristic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Bpe(Bpe),
+    /// ceil(code points / 4), the reference's text estimate.
+    Heuristic,
+}
+
+impl Encoding {
+    /// Every name accepted by [`Encoding::from_str`].
+    pub const NAMES: [&'static str; 3] = ["cl100k_base", "o200k_base", "heuristic"];
+}
+
+impl FromStr for Encoding {
+    type Err = TokenError;
+
+    fn from_str(name: &str) -> Result<Self, TokenError> {
+        match name {
+            "cl100k_base" => Ok(Encoding::Bpe(Bpe::Cl100kBase)),
+            "o200k_base" => Ok(Encoding::Bpe(Bpe::O200kBase)),
+            "heuristic" => Ok(Encoding::Heuristic),
+            other => Err(TokenError::UnknownEncoding(other.to_owned())),
+        }
+    }
+}
+
+/// The heuristic count for a text of `code_points` code points: ceil(n / 4).
+pub fn heuristic_count(code_points: usize) -> usize {
+    code_points.div_ceil(4)
+}
+
+/// Iterates the pre-tokenizer pieces of `text` (the same split as tiktoken's regex).
+pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a {
+    Pieces::new(text, bpe)
+}
+
+/// Open-addressing hash table from token bytes to token id.
+///
+/// Most pre-tokenizer pieces (words, operators, indentation) are a single token; a
+/// lookup answers those without running the byte-pair encoder, as tiktoken does.
+struct TokenIndex {
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+fn hash_bytes(bytes: &[u8]) -> usize {
+    // FxHash-style mixing, 8 bytes at a time.
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    (h ^ (h >> 29)) as usize
+}
+
+impl TokenIndex {
+    fn build(bpe: Bpe) -> TokenIndex {
+        let enc = &bpe.tokenizer().bpe;
+        let n = enc.num_tokens();
+        let size = (n * 2).next_power_of_two();
+        let mask = size - 1;
+        let mut slots = vec![EMPTY; size];
+        for id in 0..n as u32 {
+            let mut i = hash_bytes(enc.token_bytes(id)) & mask;
+            while slots[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            slots[i] = id;
+        }
+        TokenIndex { slots, mask }
+    }
+
+    fn get(bpe: Bpe) -> &'static TokenIndex {
+        static CL100K: OnceLock<TokenIndex> = OnceLock::new();
+        static O200K: OnceLock<TokenIndex> = OnceLock::new();
+        match bpe {
+            Bpe::Cl100kBase => CL100K.get_or_init(|| TokenIndex::build(bpe)),
+            Bpe::O200kBase => O200K.get_or_init(|| TokenIndex::build(bpe)),
+        }
+    }
+
+    #[inline]
+    fn lookup(
+        &self,
+        bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
+        piece: &[u8],
+    ) -> Option<u32> {
+        let mut i = hash_bytes(piece) & self.mask;
+        loop {
+            let id = self.slots[i];
+            if id == EMPTY {
+                return None;
+            }
+            if bpe.token_bytes(id) == piece {
+                return Some(id);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+}
+
+/// Longest token in either vocabulary is well under this; longer pieces skip the lookup.
+const MAX_TOKEN_BYTES: usize = 256;
+
+/// Pieces up to this many bytes use the rank-merge loop on the stack; longer ones the
+/// linear-time backtracking encoder of the `bpe` crate.
+const SMALL_PIECE: usize = 8;
+
+/// Classic rank-order byte-pair merging of a short piece (2..=SMALL_PIECE bytes).
+///
+/// Token ids of these vocabularies are their merge ranks, so the lowest id among the
+/// adjacent pairs present in the vocabulary merges first (leftmost on ties). Calls `emit`
+/// with the byte range of every resulting token, in order.
+fn merge_small(
+    enc: &bpe_openai::byte_pair_encoding::BytePairEncoding,
+    index: &TokenIndex,
+    piece: &[u8],
+    mut emit: impl FnMut(usize, usize),
+) {
+    let n = piece.len();
+    let rank = |a: usize, b: usize| index.lookup(enc, &piece[a..b]).unwrap_or(EMPTY);
+    // Part i starts at starts[i]; ranks[i] is the rank of merging part i with part i+1.
+    let mut starts = [0u8; SMALL_PIECE + 1];
+    let mut ranks = [EMPTY; SMALL_PIECE + 1];
+    for i in 0..n {
+        starts[i] = i as u8;
+        ranks[i] = if i + 2 <= n { rank(i, i + 2) } else { EMPTY };
+    }
+    starts[n] = n as u8;
+    let mut len = n + 1;
+    loop {
+        let mut best = EMPTY;
+        let mut at = 0usize;
+        for (i, &r) in ranks[..len - 1].iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == EMPTY {
+            break;
+        }
+        // After merging parts `at` and `at + 1`, recompute the ranks around the new part.
+        let span = |i: usize| -> u32 {
+            if i + 3 < len {
+                rank(starts[i] as usize, starts[i + 3] as usize)
+            } else {
+                EMPTY
+            }
+        };
+        if at > 0 {
+            ranks[at - 1] = span(at - 1);
+        }
+        ranks[at] = span(at);
+        starts.copy_within(at + 2..len, at + 1);
+        ranks.copy_within(at + 2..len, at + 1);
+        len -= 1;
+    }
+    for w in starts[..len].windows(2) {
+        emit(w[0] as usize, w[1] as usize);
+    }
+}
+
+/// Tokens of one pre-tokenizer piece.
+#[inline]
+fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
+    if piece.len() <= 1
+        || (piece.len() <= MAX_TOKEN_BYTES && index.lookup(&tok.bpe, piece).is_some())
+    {
+        return piece.len().min(1);
+    }
+    if piece.len() <= SMALL_PIECE {
+        let mut n = 0usize;
+        merge_small(&tok.bpe, index, piece, |_, _| n += 1);
+        return n;
+    }
+    tok.bpe.count(piece)
+}
+
+/// Appends the token ids of one pre-tokenizer piece.
+#[inline]
+fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec<u32>) {
+    if piece.len() <= MAX_TOKEN_BYTES {
+        if let Some(id) = index.lookup(&tok.bpe, piece) {
+            out.push(id);
+            return;
+        }
+    }
+    if piece.len() <= SMALL_PIECE {
+        merge_small(&tok.bpe, index, piece, |a, b| {
+            // Every byte and every merge result is in the vocabulary.
+            out.push(index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
+        });
+        return;
+    }
+    out.extend(tok.bpe.encode_via_backtracking(piece));
+}
+
+/// Token ids of one pre-tokenizer piece (tiktoken's encoding of that piece).
+pub fn encode_piece(piece: &str, bpe: Bpe) -> Vec<u32> {
+    let mut out = Vec::new();
+    piece_encode(
+        bpe.tokenizer(),
+        TokenIndex::get(bpe),
+        piece.as_bytes(),
+        &mut out,
+    );
+    out
+}
+
+/// Token count straight from the `bpe-openai` crate (its regex pre-tokenizer and
+/// backtracking encoder, without our scanner and fast paths). Same result as [`count`];
+/// kept so the benches can show what the crate alone gives.
+pub fn count_bpe_openai(text: &str, bpe: Bpe) -> usize {
+    bpe.tokenizer().count(text)
+}
+
+/// Exact number of tokens of `text`.
+pub fn count(text: &str, bpe: Bpe) -> usize {
+    let tok = bpe.tokenizer();
+    let index = TokenIndex::get(bpe);
+    Pieces::new(text, bpe)
+        .map(|p| piece_count(tok, index, p.as_bytes()))
+        .sum()
+}
+
+/// Counts tokens but stops once the count passes `limit`.
+///
+/// Returns the exact count when it is at most `limit`, else `limit + 1`. Pieces are
+/// counted in order, so the work is proportional to the text actually consumed.
+pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
+    let tok = bpe.tokenizer();
+    let index = TokenIndex::get(bpe);
+    let mut total = 0usize;
+    for piece in Pieces::new(text, bpe) {
+        total += piece_count(tok, index, piece.as_bytes());
+        if total > limit {
+            return limit.saturating_add(1);
+        }
+    }
+    total
+}
+
+/// Token ids of `text`, identical to tiktoken's `encode_ordinary`.
+pub fn encode(text: &str, bpe: Bpe) -> Vec<u32> {
+    let tok = bpe.tokenizer();
+    let index = TokenIndex::get(bpe);
+    let mut out = Vec::with_capacity(text.len() / 3 + 1);
+    for piece in Pieces::new(text, bpe) {
+        piece_encode(tok, index, piece.as_bytes(), &mut out);
+    }
+    out
+}
+
+/// The bytes of a token sequence; an id outside the vocabulary is an error.
+pub fn decode_bytes(tokens: &[u32], bpe: Bpe) -> Result<Vec<u8>, TokenError> {
+    let enc = &bpe.tokenizer().bpe;
+    let n = enc.num_tokens();
+    let mut out = Vec::with_capacity(tokens.len() * 4);
+    let special = bpe.special_tokens();
+    for &t in tokens {
+        if (t as usize) < n {
+            out.extend_from_slice(enc.token_bytes(t));
+        } else if let Some((_, text)) = special.iter().find(|(id, _)| *id == t) {
+            out.extend_from_slice(text.as_bytes());
+        } else {
+            return Err(TokenError::UnknownToken(t));
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes tokens to text, replacing invalid UTF-8 the way Python's
+/// `bytes.decode("utf-8", "replace")` does (one U+FFFD per maximal invalid subpart).
+pub fn decode(tokens: &[u32], bpe: Bpe) -> Result<String, TokenError> {
+    let bytes = decode_bytes(tokens, bpe)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// Counts many texts, spreading them over up to `threads` worker threads.
+pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
+    let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
+    let threads = threads.clamp(1, texts.len().max(1));
+    if threads == 1 || total_bytes < 64 * 1024 {
+        return texts.iter().map(|t| count(t, bpe)).collect();
+    }
+    // Warm the shared tables once so the workers do not race to build them.
+    let _ = TokenIndex::get(bpe);
+    let mut out = vec![0usize; texts.len()];
+    let chunk = texts.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (texts, out) in texts.chunks(chunk).zip(out.chunks_mut(chunk)) {
+            s.spawn(move || {
+                for (t, o) in texts.iter().zip(out.iter_mut()) {
+                    *o = count(t, bpe);
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Text rebuilt from Python's `str.encode("utf-8", "surrogatepass")` bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    /// The text, surrogate pairs joined and lone surrogates replaced by U+FFFD.
+    pub text: String,
+    /// Character indices (in `text`) of characters that came from a surrogate pair,
+    /// i.e. that stand for two code points of the original Python string. Ascending.
+    pub joined_pairs: Vec<usize>,
+}
+
+impl Repaired {
+    /// Maps a character offset in `text` to a code-point offset in the original string.
+    pub fn original_offset(&self, char_offset: usize) -> usize {
+        char_offset + self.joined_pairs.partition_point(|&p| p < char_offset)
+    }
+}
+
+/// Rebuilds text from "surrogatepass" UTF-8, the way tiktoken treats such strings
+/// (it round-trips them through UTF-16 with errors="replace").
+///
+/// Well-formed UTF-8 is copied; a 3-byte high surrogate immediately followed by a
+/// 3-byte low surrogate becomes one supplementary character; any other surrogate
+/// becomes U+FFFD; any other invalid byte (not produced by Python) becomes U+FFFD.
+pub fn from_surrogatepass(bytes: &[u8]) -> Repaired {
+    let mut text = String::with_capacity(bytes.len());
+    let mut joined_pairs = Vec::new();
+    let mut chars = 0usize;
+    let mut i = 0usize;
+    let surrogate_at = |i: usize| -> Option<u32> {
+        match bytes.get(i..i + 3) {
+            Some(&[0xED, b1, b2]) if (0xA0..=0xBF).contains(&b1) && (0x80..=0xBF).contains(&b2) => {
+                Some(0xD000 | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F))
+            }
+            _ => None,
+        }
+    };
+    while i < bytes.len() {
+        // Copy the longest valid run in one go.
+        let rest = &bytes[i..];
+        let valid = match std::str::from_utf8(rest) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if valid > 0 {
+            // The slice is valid UTF-8 up to `valid` by construction.
+            let run = std::str::from_utf8(&rest[..valid]).unwrap_or_default();
+            chars += run.chars().count();
+            text.push_str(run);
+            i += valid;
+            continue;
+        }
+        match surrogate_at(i) {
+            Some(hi @ 0xD800..=0xDBFF) => match surrogate_at(i + 3) {
+                Some(lo @ 0xDC00..=0xDFFF) => {
+                    let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    text.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                    joined_pairs.push(chars);
+                    chars += 1;
+                    i += 6;
+                }
+                _ => {
+                    text.push('\u{FFFD}');
+                    chars += 1;
+                    i += 3;
+                }
+            },
+            Some(_) => {
+                text.push('\u{FFFD}');
+                chars += 1;
+                i += 3;
+            }
+            None => {
+                text.push('\u{FFFD}');
+                chars += 1;
+                i += 1;
+            }
+        }
+    }
+    Repaired { text, joined_pairs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_counts() {
+        assert_eq!(count("", Bpe::Cl100kBase), 0);
+        assert_eq!(encode("hello world", Bpe::Cl100kBase), vec![15339, 1917]);
+        assert_eq!(encode("hello world", Bpe::O200kBase), vec![24912, 2375]);
+        assert_eq!(count("a\u{FFFD}b", Bpe::Cl100kBase), 3);
+    }
+
+    #[test]
+    fn limit_contract() {
+        let text = "one two three four five six seven eight nine ten";
+        let full = count(text, Bpe::Cl100kBase);
+        for limit in 0..full + 3 {
+            let got = count_with_limit(text, Bpe::Cl100kBase, limit);
+            assert_eq!(got, if full <= limit { full } else { limit + 1 });
+        }
+    }
+
+    #[test]
+    fn round_trip_and_unknown_ids() {
+        let text = "Grüße, 世界! 🎉 tabs\t\tand  spaces\n\n";
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let ids = encode(text, bpe);
+            assert_eq!(decode(&ids, bpe).as_deref(), Ok(text));
+            assert_eq!(count(text, bpe), ids.len());
+        }
+        assert_eq!(
+            decode(&[100257], Bpe::Cl100kBase).as_deref(),
+            Ok("<|endoftext|>")
+        );
+        assert_eq!(
+            decode(&[u32::MAX], Bpe::Cl100kBase),
+            Err(TokenError::UnknownToken(u32::MAX))
+        );
+    }
+
+    #[test]
+    fn encoding_names() {
+        assert_eq!("heuristic".parse::<Encoding>(), Ok(Encoding::Heuristic));
+        let err = "gpt2".parse::<Encoding>().unwrap_err().to_string();
+        assert!(
+            err.contains("cl100k_base") && err.contains("o200k_base") && err.contains("heuristic")
+        );
+        assert!("heuristic".parse::<Bpe>().is_err());
+        assert_eq!(heuristic_count(0), 0);
+        assert_eq!(heuristic_count(5), 2);
+    }
+
+    #[test]
+    fn surrogatepass_repair() {
+        // "a" + lone high + "b" + (high, low) pair + lone low
+        let bytes = b"a\xED\xA0\x80b\xED\xA0\xBD\xED\xB8\x80\xED\xB0\x80";
+        let r = from_surrogatepass(bytes);
+        assert_eq!(r.text, "a\u{FFFD}b\u{1F600}\u{FFFD}");
+        assert_eq!(r.joined_pairs, vec![3]);
+        assert_eq!(r.original_offset(3), 3);
+        assert_eq!(r.original_offset(4), 5);
+        assert_eq!(r.original_offset(5), 6);
+    }
+
+    #[test]
+    fn batch_matches_serial() {
+        let owned: Vec<String> = (0..200).map(|i| format!("line {i} ").repeat(100)).collect();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let serial: Vec<usize> = texts.iter().map(|t| count(t, Bpe::O200kBase)).collect();
+        assert_eq!(count_batch(&texts, Bpe::O200kBase, 2), serial);
+    }
+}

@@ -1,0 +1,321 @@
+//! Pre-tokenizer: splits text into the pieces tiktoken's regex would match.
+//!
+//! Most text is ASCII, and for ASCII the regex of each encoding reduces to a few
+//! character classes. A hand-written scanner handles a piece whenever every byte it
+//! has to look at (the piece and the character that decides where it ends) is ASCII;
+//! anything else goes to the `bpe-openai` pre-tokenizer, a DFA-based rewrite of
+//! tiktoken's regex, for that one piece. Both produce the same pieces; the tests check
+//! the result against tiktoken on generated and real text.
+//!
+//! The regexes, for reference (leftmost-first alternation):
+//!
+//! * cl100k_base: `'(?i:s|t|re|ve|m|ll|d)`, `[^\r\n\p{L}\p{N}]?\p{L}+`, `\p{N}{1,3}`,
+//!   ` ?[^\s\p{L}\p{N}]+[\r\n]*`, `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`.
+//! * o200k_base: letters are split into an upper-case run followed by a lower-case run
+//!   (with an optional contraction suffix) instead of one letter run, there is no
+//!   stand-alone contraction, and the punctuation run may end with `[\r\n/]*`.
+
+use bpe_openai::Tokenizer;
+
+use super::Bpe;
+
+#[inline]
+fn is_space(b: u8) -> bool {
+    // ASCII members of Unicode White_Space (what the regex's `\s` means).
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+#[inline]
+fn is_punct(b: u8) -> bool {
+    // ASCII characters outside `\s`, `\p{L}` and `\p{N}` (control characters included).
+    b < 0x80 && !is_space(b) && !b.is_ascii_alphanumeric()
+}
+
+#[inline]
+fn is_newline(b: u8) -> bool {
+    b == b'\r' || b == b'\n'
+}
+
+/// Length of a case-insensitive contraction (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`,
+/// `'d`) at `at` (which holds the apostrophe): `Some(0)` when there is none, `None`
+/// when a non-ASCII byte would have to be inspected (case folding reaches beyond ASCII).
+#[inline]
+fn contraction(b: &[u8], at: usize) -> Option<usize> {
+    let Some(&c1) = b.get(at + 1) else {
+        return Some(0);
+    };
+    if c1 >= 0x80 {
+        return None;
+    }
+    let l1 = c1.to_ascii_lowercase();
+    if matches!(l1, b's' | b't' | b'm' | b'd') {
+        return Some(2);
+    }
+    if !matches!(l1, b'r' | b'v' | b'l') {
+        return Some(0);
+    }
+    let Some(&c2) = b.get(at + 2) else {
+        return Some(0);
+    };
+    if c2 >= 0x80 {
+        return None;
+    }
+    let l2 = c2.to_ascii_lowercase();
+    let hit = matches!((l1, l2), (b'r', b'e') | (b'v', b'e') | (b'l', b'l'));
+    Some(if hit { 3 } else { 0 })
+}
+
+/// End of the piece starting at `pos`, if it can be decided from ASCII bytes alone.
+fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
+    let n = b.len();
+    let c = b[pos];
+    let non_ascii_at = |i: usize| i < n && b[i] >= 0x80;
+
+    // cl100k: stand-alone contraction.
+    if !o200k && c == b'\'' {
+        let len = contraction(b, pos)?;
+        if len > 0 {
+            return Some(pos + len);
+        }
+    }
+
+    // Letters, with an optional leading character that is not a newline, letter or digit.
+    let letters = if c.is_ascii_alphabetic() {
+        Some(pos)
+    } else if !is_newline(c) && !c.is_ascii_digit() {
+        if non_ascii_at(pos + 1) {
+            return None;
+        }
+        (pos + 1 < n && b[pos + 1].is_ascii_alphabetic()).then_some(pos + 1)
+    } else {
+        None
+    };
+    if let Some(start) = letters {
+        let mut e = start;
+        if o200k {
+            while e < n && b[e].is_ascii_uppercase() {
+                e += 1;
+            }
+            while e < n && b[e].is_ascii_lowercase() {
+                e += 1;
+            }
+        } else {
+            while e < n && b[e].is_ascii_alphabetic() {
+                e += 1;
+            }
+        }
+        if non_ascii_at(e) {
+            return None;
+        }
+        if o200k && e < n && b[e] == b'\'' {
+            e += contraction(b, e)?;
+        }
+        return Some(e);
+    }
+
+    // Up to three digits.
+    if c.is_ascii_digit() {
+        let mut e = pos + 1;
+        while e < n && e < pos + 3 && b[e].is_ascii_digit() {
+            e += 1;
+        }
+        if e < pos + 3 && non_ascii_at(e) {
+            return None;
+        }
+        return Some(e);
+    }
+
+    // Punctuation run, with an optional leading space and trailing newlines (and `/`).
+    let p0 = if c == b' ' { pos + 1 } else { pos };
+    if non_ascii_at(p0) {
+        return None;
+    }
+    if p0 < n && is_punct(b[p0]) {
+        let mut e = p0 + 1;
+        while e < n && is_punct(b[e]) {
+            e += 1;
+        }
+        if non_ascii_at(e) {
+            return None;
+        }
+        while e < n && (is_newline(b[e]) || (o200k && b[e] == b'/')) {
+            e += 1;
+        }
+        return Some(e);
+    }
+
+    // Whitespace: up to the last newline of the run; else the run minus its last
+    // character when something follows (that character may start the next piece).
+    let mut e = pos;
+    let mut last_newline = None;
+    while e < n && is_space(b[e]) {
+        if is_newline(b[e]) {
+            last_newline = Some(e);
+        }
+        e += 1;
+    }
+    if non_ascii_at(e) {
+        return None;
+    }
+    if let Some(j) = last_newline {
+        return Some(j + 1);
+    }
+    if e == n || e - pos == 1 {
+        return Some(e);
+    }
+    Some(e - 1)
+}
+
+/// Iterator over the pre-tokenizer pieces of a text.
+pub struct Pieces<'a> {
+    text: &'a str,
+    pos: usize,
+    o200k: bool,
+    tok: &'static Tokenizer,
+}
+
+impl<'a> Pieces<'a> {
+    pub fn new(text: &'a str, bpe: Bpe) -> Pieces<'a> {
+        Pieces {
+            text,
+            pos: 0,
+            o200k: bpe == Bpe::O200kBase,
+            tok: bpe.tokenizer(),
+        }
+    }
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.text.as_bytes();
+        let pos = self.pos;
+        if pos >= b.len() {
+            return None;
+        }
+        let fast = if b[pos] < 0x80 {
+            scan_ascii(b, pos, self.o200k)
+        } else {
+            None
+        };
+        let end = match fast {
+            Some(e) => e,
+            None => {
+                let rest = &self.text[pos..];
+                let len = self.tok.split(rest).next().map_or(0, str::len);
+                // The regex always matches at least one character; never stall.
+                let len = if len == 0 {
+                    rest.chars().next().map_or(rest.len(), char::len_utf8)
+                } else {
+                    len
+                };
+                pos + len
+            }
+        };
+        self.pos = end;
+        Some(&self.text[pos..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regex_pieces(text: &str, bpe: Bpe) -> Vec<&str> {
+        bpe.tokenizer().split(text).collect()
+    }
+
+    #[test]
+    fn ascii_scanner_agrees_with_regex() {
+        let samples = [
+            "Hello, world! It's 2026-11-30 and they'LL say \"don't\" 12345 times.\n\n  x  \ty",
+            "fn main() {\n    let x = a/b//c;\r\n\t// comment\n}\n   \n",
+            "HTTPServer camelCase ABC'S don'T 'sx 're '\n' ' ",
+            "  \n\n  \x0b\x0c end   ",
+            "a  b   c\t\td\n \ne \r\n\r\n f",
+            "./\n/x ?/\r\n//\n",
+            "'",
+            "''",
+            "'l",
+            "'LLx",
+            " '",
+            "x'",
+            "\x00\x01\x1f abc",
+        ];
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            for s in samples {
+                let ours: Vec<&str> = Pieces::new(s, bpe).collect();
+                assert_eq!(ours, regex_pieces(s, bpe), "{bpe:?} {s:?}");
+            }
+        }
+    }
+
+    /// Random strings over a small alphabet that hits every branch of the scanner.
+    #[test]
+    fn random_text_agrees_with_regex() {
+        const ALPHABET: &[&str] = &[
+            "a",
+            "Z",
+            "q",
+            "S",
+            "'",
+            "s",
+            "L",
+            "l",
+            "e",
+            "v",
+            "r",
+            "1",
+            "2",
+            " ",
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "\x0b",
+            ".",
+            "/",
+            "-",
+            "_",
+            "(",
+            "\x1f",
+            "\u{e9}",
+            "\u{a0}",
+            "\u{663}",
+            "\u{4e16}",
+            "\u{301}",
+            "\u{17f}",
+            "\u{1f389}",
+            "\u{85}",
+            "\u{3000}",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 24) as usize;
+            let s: String = (0..len)
+                .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                .collect();
+            for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+                let ours: Vec<&str> = Pieces::new(&s, bpe).collect();
+                assert_eq!(ours, regex_pieces(&s, bpe), "{bpe:?} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_text_falls_back_per_piece() {
+        let s = "caf\u{e9} na\u{ef}ve \u{4e16}\u{754c} x\u{a0}y 1\u{663}2 's\u{17f} \u{1f389}!\n";
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let ours: Vec<&str> = Pieces::new(s, bpe).collect();
+            assert_eq!(ours, regex_pieces(s, bpe), "{bpe:?}");
+        }
+    }
+}
