@@ -14,4 +14,7 @@ try:
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = _native.__version__
 
-__all__ = ["__version__"]
+# grep
+from ._search import TextIndex, is_searchable_content, search_content
+
+__all__ = ["TextIndex", "__version__", "is_searchable_content", "search_content"]

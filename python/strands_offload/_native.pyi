@@ -1,3 +1,36 @@
 """Typed stubs of the compiled module ``strands_offload._native``."""
 
 __version__: str
+
+# grep
+class TextIndex:
+    """A text (str or UTF-8 bytes) held once with its line index."""
+
+    def __init__(self, data: str | bytes) -> None: ...
+    @property
+    def line_count(self) -> int: ...
+    @property
+    def is_empty(self) -> bool: ...
+    @property
+    def is_ascii(self) -> bool: ...
+    @property
+    def byte_length(self) -> int: ...
+
+class Matcher:
+    """A compiled grep pattern: a literal or a translated regular expression."""
+
+    @staticmethod
+    def literal(needle: bytes) -> Matcher: ...
+    @staticmethod
+    def regex(
+        linear: str | None, linear_needs_ascii_text: bool, backtracking: str, surrogate_exact: bool
+    ) -> Matcher: ...
+
+def search(
+    index: TextIndex,
+    pattern: bytes | None,
+    matcher: Matcher | None,
+    line_range: tuple[int, int, str, str] | None,
+    context_lines: int,
+    max_chars: int,
+) -> str: ...

@@ -1,0 +1,447 @@
+"""Translation of Python ``re`` patterns into the native engines' syntax.
+
+The reference greps with Python's ``re``. The native core matches with the Rust
+``regex`` crate (linear time) or, for syntax that only a backtracking engine has,
+with ``fancy-regex`` under a step limit. Meaning is decided by Python itself:
+a pattern is first vetted exactly as the reference vets it (first 200 characters,
+the nested-quantifier rule, ``re.compile`` failure means "search literally"), then
+the parse tree Python's own parser builds is rewritten node by node.
+
+How each construct is carried over:
+
+* Every single-character atom (literal, class, ``.``, ``\\d \\w \\s`` and their
+  negations, with ``(?i)`` and ``(?a)`` applied) becomes an explicit set of code
+  points computed from Python's own ``re`` on the running interpreter, so Unicode
+  tables, case folding and ``str.isalnum``-style classes are Python's, not Rust's.
+  ``"\\n"`` is removed from every set: a line never holds one, and this lets the
+  linear engine scan the whole text at once without a match crossing lines.
+* Alternation, groups (capturing groups keep Python's numbering), greedy and lazy
+  repeats run on the linear engine over the whole buffer. ``^ $ \\A \\Z`` become
+  multi-line anchors, which per line mean the same as Python's.
+* ``\\b`` runs on the linear engine as an ASCII word boundary when the text is
+  ASCII (or under ``(?a)``); on other text it is spelled with look-around over
+  Python's word class and runs on the backtracking engine.
+* ``\\B`` (which Python before 3.14 never matches in an empty line), look-ahead,
+  look-behind, back-references, conditionals ``(?(1)a|b)``, atomic groups and
+  possessive repeats run on the backtracking engine, line by line, with a step
+  limit per line and a time limit per search; hitting either raises ``ValueError``.
+* Back-references under ``(?i)`` cannot be carried over exactly and raise
+  :class:`UntranslatablePattern` (a ``ValueError``), as does any other construct
+  the engines cannot express with the same meaning. Nothing is silently changed.
+
+Patterns Python rejects (``\\p{L}``, ``(?<name>x)`` on 3.11, ...) are searched
+literally, as the reference does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _native
+
+try:  # Python 3.11+
+    from re import _constants as _C
+    from re import _parser as _P
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _C  # type: ignore[no-redef]
+    import sre_parse as _P  # type: ignore[no-redef]
+
+MAX_PATTERN_LENGTH = 200
+_NESTED_QUANTIFIER = re.compile(r"[+*]\s*\)\s*[+*]")
+
+_MAXCODE = 0x10FFFF
+_NEWLINE = 0x0A
+_SURROGATES = (0xD800, 0xDFFF)
+_REPLACEMENT = 0xFFFD
+
+# Python before 3.14 never matches \B inside an empty string.
+_B_FAILS_ON_EMPTY = re.search(r"\B", "") is None
+
+Ranges = list[tuple[int, int]]
+
+
+class UntranslatablePattern(ValueError):
+    """A pattern Python accepts but the native engines cannot match with the same meaning."""
+
+
+# ---------------------------------------------------------------------------
+# code point sets as sorted, disjoint, non-adjacent inclusive ranges
+
+
+def _normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    out: Ranges = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _complement(ranges: Ranges) -> Ranges:
+    out: Ranges = []
+    nxt = 0
+    for lo, hi in ranges:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= _MAXCODE:
+        out.append((nxt, _MAXCODE))
+    return out
+
+
+def _subtract(a: Ranges, b: Ranges) -> Ranges:
+    return _complement(_normalize([*_complement(a), *b]))
+
+
+def _contains(ranges: Ranges, cp: int) -> bool:
+    i = bisect.bisect_right(ranges, (cp, _MAXCODE + 1)) - 1
+    return i >= 0 and ranges[i][0] <= cp <= ranges[i][1]
+
+
+def _overlap(ranges: Ranges, lo: int, hi: int) -> int:
+    """Number of code points of [lo, hi] in the set."""
+    return sum(max(0, min(hi, h) - max(lo, l_) + 1) for l_, h in ranges)
+
+
+def _runs(indices: Sequence[int]) -> Ranges:
+    return _normalize((i, i) for i in indices)
+
+
+@functools.cache
+def _all_chars() -> str:
+    """Every code point, in order (surrogates included)."""
+    return "".join(map(chr, range(_MAXCODE + 1)))
+
+
+@functools.cache
+def _python_set(source: str, flags: int) -> tuple[tuple[int, int], ...]:
+    """The code points a one-character Python pattern matches, found by Python itself."""
+    rx = re.compile(f"(?:{source})+", flags)
+    return tuple((m.start(), m.end() - 1) for m in rx.finditer(_all_chars()))
+
+
+@functools.cache
+def _case_universe() -> tuple[tuple[int, ...], str, tuple[tuple[int, int], ...]]:
+    """Code points that ``(?i)`` can relate to another code point.
+
+    Outside this set a character only ever matches itself, with or without
+    ``(?i)``; inside it, membership is asked of Python's ``re`` directly.
+    """
+    everything = _all_chars()
+    cps: set[int] = set()
+    for base in range(0, _MAXCODE + 1, 256):
+        block = everything[base : base + 256]
+        if block.lower() == block and block.upper() == block and block.casefold() == block:
+            continue
+        for cp in range(base, min(base + 256, _MAXCODE + 1)):
+            ch = chr(cp)
+            variants = (ch.lower(), ch.upper(), ch.casefold(), ch.title())
+            if any(v != ch for v in variants):
+                cps.add(cp)
+                for v in variants:
+                    cps.update(map(ord, v))
+    try:
+        from re._casefix import _EXTRA_CASES as extra  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_compile
+
+        extra = getattr(sre_compile, "_ignorecase_fixes", {})
+    for key, values in extra.items():
+        cps.add(key)
+        cps.update(values)
+    ordered = tuple(sorted(cps))
+    return ordered, "".join(map(chr, ordered)), tuple(_runs(ordered))
+
+
+_CATEGORY_SOURCE = {
+    _C.CATEGORY_DIGIT: r"\d",
+    _C.CATEGORY_NOT_DIGIT: r"\D",
+    _C.CATEGORY_SPACE: r"\s",
+    _C.CATEGORY_NOT_SPACE: r"\S",
+    _C.CATEGORY_WORD: r"\w",
+    _C.CATEGORY_NOT_WORD: r"\W",
+}
+
+
+def _esc(cp: int) -> str:
+    return f"\\U{cp:08x}"
+
+
+def _atom_source(op: Any, av: Any) -> str:
+    """A one-character Python pattern with the same meaning as the atom."""
+    if op is _C.LITERAL:
+        return f"[{_esc(av)}]"
+    if op is _C.NOT_LITERAL:
+        return f"[^{_esc(av)}]"
+    if op is _C.ANY:
+        return "."
+    parts: list[str] = []
+    for iop, iav in av:
+        if iop is _C.NEGATE:
+            parts.insert(0, "^")
+        elif iop is _C.LITERAL:
+            parts.append(_esc(iav))
+        elif iop is _C.RANGE:
+            parts.append(f"{_esc(iav[0])}-{_esc(iav[1])}")
+        elif iop is _C.CATEGORY:
+            parts.append(_CATEGORY_SOURCE[iav])
+        else:
+            raise UntranslatablePattern(f"character class item {iop} is not supported")
+    return "[" + "".join(parts) + "]"
+
+
+def _atom_set(op: Any, av: Any, flags: int) -> Ranges:
+    """The code points one atom matches under ``flags`` (Python semantics)."""
+    ascii_only = bool(flags & re.ASCII)
+    if op is _C.ANY:
+        return [(0, _MAXCODE)] if flags & re.DOTALL else _complement([(_NEWLINE, _NEWLINE)])
+    if op is _C.LITERAL:
+        base: Ranges = [(av, av)]
+    elif op is _C.NOT_LITERAL:
+        base = _complement([(av, av)])
+    else:
+        negate = False
+        acc: list[tuple[int, int]] = []
+        for iop, iav in av:
+            if iop is _C.NEGATE:
+                negate = True
+            elif iop is _C.LITERAL:
+                acc.append((iav, iav))
+            elif iop is _C.RANGE:
+                acc.append((iav[0], iav[1]))
+            elif iop is _C.CATEGORY:
+                acc.extend(_python_set(_CATEGORY_SOURCE[iav], re.ASCII if ascii_only else 0))
+            else:
+                raise UntranslatablePattern(f"character class item {iop} is not supported")
+        base = _normalize(acc)
+        if negate:
+            base = _complement(base)
+    if flags & re.IGNORECASE:
+        ordered, text, universe = _case_universe()
+        rx = re.compile(_atom_source(op, av), re.IGNORECASE | (re.ASCII if ascii_only else 0))
+        hits = [ordered[m.start()] for m in rx.finditer(text)]
+        base = _normalize([*_subtract(base, list(universe)), *_runs(hits)])
+    return base
+
+
+def _rust_char(cp: int) -> str:
+    if cp < 0x80 and chr(cp).isalnum():
+        return chr(cp)
+    return f"\\x{{{cp:X}}}"
+
+
+_NEVER = r"[^\x{0}-\x{10FFFF}]"
+
+
+def _rust_class(ranges: Ranges) -> str:
+    if not ranges:
+        return _NEVER
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _rust_char(ranges[0][0])
+    body = "".join(_rust_char(lo) if lo == hi else f"{_rust_char(lo)}-{_rust_char(hi)}" for lo, hi in ranges)
+    return f"[{body}]"
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A Python pattern rewritten for the native engines.
+
+    Attributes:
+        linear: Pattern for the linear engine, or None when backtracking-only syntax is used.
+        linear_needs_ascii_text: The linear pattern is exact only on ASCII text.
+        backtracking: Pattern for the backtracking engine (exact on any text).
+        surrogate_exact: Every atom treats lone surrogates like U+FFFD.
+    """
+
+    linear: str | None
+    linear_needs_ascii_text: bool
+    backtracking: str
+    surrogate_exact: bool
+
+
+class _Translator:
+    def __init__(self) -> None:
+        self.needs_backtracking = False
+        self.needs_ascii_text = False
+        self.surrogate_exact = True
+
+    def atom(self, op: Any, av: Any, flags: int) -> str:
+        ranges = _atom_set(op, av, flags)
+        has_fffd = _contains(ranges, _REPLACEMENT)
+        surrogates = _overlap(ranges, *_SURROGATES)
+        total = _SURROGATES[1] - _SURROGATES[0] + 1
+        if not ((has_fffd and surrogates == total) or (not has_fffd and surrogates == 0)):
+            self.surrogate_exact = False
+        usable = _subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES])
+        return _rust_class(usable)
+
+    def word_class(self, flags: int) -> str:
+        source = r"\w"
+        ranges = list(_python_set(source, re.ASCII if flags & re.ASCII else 0))
+        return _rust_class(_subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES]))
+
+    def seq(self, items: Iterable[tuple[Any, Any]], flags: int) -> tuple[str, str]:
+        lin: list[str] = []
+        bt: list[str] = []
+        for op, av in items:
+            a, b = self.node(op, av, flags)
+            lin.append(a)
+            bt.append(b)
+        return "".join(lin), "".join(bt)
+
+    def node(self, op: Any, av: Any, flags: int) -> tuple[str, str]:
+        if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
+            s = self.atom(op, av, flags)
+            return s, s
+        if op is _C.BRANCH:
+            parts = [self.seq(alt, flags) for alt in av[1]]
+            return (
+                "(?:" + "|".join(p[0] for p in parts) + ")",
+                "(?:" + "|".join(p[1] for p in parts) + ")",
+            )
+        if op is _C.SUBPATTERN:
+            group, add, delete, sub = av
+            a, b = self.seq(sub, (flags | add) & ~delete)
+            opener = "(?:" if group is None else "("
+            return f"{opener}{a})", f"{opener}{b})"
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
+            lo, hi, sub = av
+            a, b = self.seq(sub, flags)
+            q = _quantifier(lo, hi)
+            if op is _C.MIN_REPEAT:
+                q += "?"
+            if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
+                return f"(?:{a}){q}", f"(?:{b}){q}"
+            self.needs_backtracking = True
+            return "", f"(?>(?:{b}){q})"
+        if op is _C.AT:
+            return self.anchor(av, flags)
+        if op is _C.GROUPREF:
+            if flags & re.IGNORECASE:
+                raise UntranslatablePattern(
+                    "case-insensitive back-references are not supported by the native grep; "
+                    "spell out the cases instead"
+                )
+            self.needs_backtracking = True
+            return "", f"(?:\\{av})"
+        if op is _C.GROUPREF_EXISTS:
+            group, yes, no = av
+            self.needs_backtracking = True
+            _, y = self.seq(yes, flags)
+            n = self.seq(no, flags)[1] if no is not None else ""
+            return "", f"(?({group}){y}|{n})"
+        if op in (_C.ASSERT, _C.ASSERT_NOT):
+            direction, sub = av
+            self.needs_backtracking = True
+            _, b = self.seq(sub, flags)
+            kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[
+                (direction, op is _C.ASSERT)
+            ]
+            return "", f"(?{kind}{b})"
+        if op is getattr(_C, "ATOMIC_GROUP", None):
+            self.needs_backtracking = True
+            _, b = self.seq(av, flags)
+            return "", f"(?>{b})"
+        raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
+
+    def anchor(self, at: Any, flags: int) -> tuple[str, str]:
+        if at in (_C.AT_BEGINNING, _C.AT_BEGINNING_STRING, _C.AT_BEGINNING_LINE):
+            return "(?m:^)", "(?m:^)"
+        if at in (_C.AT_END, _C.AT_END_STRING, _C.AT_END_LINE):
+            return "(?m:$)", "(?m:$)"
+        w = self.word_class(flags)
+        if at is _C.AT_BOUNDARY:
+            if not flags & re.ASCII:
+                self.needs_ascii_text = True
+            return r"(?-u:\b)", f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"
+        if at is _C.AT_NON_BOUNDARY:
+            inner = f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"
+            if _B_FAILS_ON_EMPTY:
+                self.needs_backtracking = True
+                return "", f"(?:{inner}(?:(?<=[^\\n])|(?=[^\\n])))"
+            if not flags & re.ASCII:
+                self.needs_ascii_text = True
+            return r"(?-u:\B)", inner
+        raise UntranslatablePattern(f"anchor {at} is not supported by the native grep")
+
+
+def _quantifier(lo: int, hi: int) -> str:
+    unbounded = hi == _C.MAXREPEAT
+    if lo == 0 and unbounded:
+        return "*"
+    if lo == 1 and unbounded:
+        return "+"
+    if lo == 0 and hi == 1:
+        return "?"
+    if unbounded:
+        return f"{{{lo},}}"
+    if lo == hi:
+        return f"{{{lo}}}"
+    return f"{{{lo},{hi}}}"
+
+
+def translate(pattern: str) -> Translation:
+    """Rewrite a pattern Python's ``re`` accepts for the native engines.
+
+    Args:
+        pattern: A pattern that ``re.compile`` accepts.
+
+    Returns:
+        The linear and backtracking forms and what they need from the text.
+
+    Raises:
+        UntranslatablePattern: If the pattern cannot be matched with the same meaning.
+    """
+    tree = _P.parse(pattern, 0)
+    tr = _Translator()
+    linear, backtracking = tr.seq(tree, tree.state.flags)
+    return Translation(
+        linear=None if tr.needs_backtracking else linear,
+        linear_needs_ascii_text=tr.needs_ascii_text,
+        backtracking=backtracking,
+        surrogate_exact=tr.surrogate_exact,
+    )
+
+
+def literal_text(pattern: str) -> str | None:
+    """The text to search literally, or None when the pattern is used as a regex.
+
+    Mirrors the reference's vetting: only the first 200 characters count; a
+    quantified group that is quantified again, or a pattern ``re`` rejects, is
+    searched as plain text.
+    """
+    head = pattern[:MAX_PATTERN_LENGTH]
+    if _NESTED_QUANTIFIER.search(head):
+        return head
+    try:
+        re.compile(head)
+    except re.error:
+        return head
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def compile_matcher(pattern: str) -> _native.Matcher:
+    """The native matcher for a (non-empty) grep pattern, cached per pattern.
+
+    Args:
+        pattern: The pattern as the caller gave it (only the first 200 characters are used).
+
+    Returns:
+        A compiled native matcher.
+
+    Raises:
+        ValueError: If the pattern cannot be matched with Python's meaning natively.
+    """
+    literal = literal_text(pattern)
+    if literal is not None:
+        return _native.Matcher.literal(literal.encode("utf-8", "surrogatepass"))
+    tr = translate(pattern[:MAX_PATTERN_LENGTH])
+    return _native.Matcher.regex(tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.surrogate_exact)
