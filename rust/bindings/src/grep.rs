@@ -116,7 +116,9 @@ impl TextIndex {
 /// A compiled pattern: a literal or a translated regular expression.
 #[pyclass(frozen, module = "strands_offload._native")]
 pub struct Matcher {
-    inner: grep::Matcher,
+    // Boxed: SIMD searchers need 32-byte alignment, more than Python's allocator
+    // guarantees for the object that holds a pyclass value.
+    inner: Box<grep::Matcher>,
 }
 
 #[pymethods]
@@ -125,7 +127,9 @@ impl Matcher {
     #[staticmethod]
     fn literal(needle: &[u8]) -> PyResult<Self> {
         let inner = grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
-        Ok(Matcher { inner })
+        Ok(Matcher {
+            inner: Box::new(inner),
+        })
     }
 
     /// A translated regular expression (see `strands_offload._pattern`).
@@ -145,7 +149,9 @@ impl Matcher {
             surrogate_exact,
         };
         let inner = py.detach(|| grep::Matcher::compile(spec)).map_err(to_py_err)?;
-        Ok(Matcher { inner })
+        Ok(Matcher {
+            inner: Box::new(inner),
+        })
     }
 }
 
@@ -164,7 +170,7 @@ fn search(
     let index = index.get();
     let matcher = matcher.map(|m| m.get());
     let pattern = match (pattern, matcher) {
-        (Some(p), Some(m)) => Some((p, &m.inner)),
+        (Some(p), Some(m)) => Some((p, &*m.inner)),
         (None, _) => None,
         (Some(_), None) => return Err(PyTypeError::new_err("a pattern needs a matcher")),
     };
