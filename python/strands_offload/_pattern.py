@@ -427,6 +427,19 @@ def literal_text(pattern: str) -> str | None:
     return None
 
 
+def plain_text(pattern: str) -> str | None:
+    """The text a valid pattern stands for when it is only literal characters, else None.
+
+    Such patterns are searched with a plain substring search, which is exact even
+    for lone surrogates.
+    """
+    tree = _P.parse(pattern, 0)
+    flags = tree.state.flags
+    if flags & re.IGNORECASE or not all(op is _C.LITERAL for op, _ in tree):
+        return None
+    return "".join(chr(av) for _, av in tree)
+
+
 @functools.lru_cache(maxsize=256)
 def compile_matcher(pattern: str) -> _native.Matcher:
     """The native matcher for a (non-empty) grep pattern, cached per pattern.
@@ -441,6 +454,8 @@ def compile_matcher(pattern: str) -> _native.Matcher:
         ValueError: If the pattern cannot be matched with Python's meaning natively.
     """
     literal = literal_text(pattern)
+    if literal is None:
+        literal = plain_text(pattern[:MAX_PATTERN_LENGTH])
     if literal is not None:
         return _native.Matcher.literal(literal.encode("utf-8", "surrogatepass"))
     tr = translate(pattern[:MAX_PATTERN_LENGTH])
