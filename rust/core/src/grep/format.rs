@@ -154,7 +154,11 @@ fn write_body<S: AsRef<[u8]>>(
         if !first && !body.push(b"\n---") {
             return;
         }
+        let mut start = index.line_start(a);
         for i in a..=b {
+            let end = index.line_end_from(start);
+            let line = &index.bytes()[start..end];
+            start = end + 1;
             while next_match.next_if(|&&m| m < i).is_some() {}
             let marker = if next_match.peek() == Some(&&i) { '>' } else { ' ' };
             prefix.clear();
@@ -164,7 +168,7 @@ fn write_body<S: AsRef<[u8]>>(
             first = false;
             // Writing to a Vec cannot fail.
             let _ = write!(prefix, "{marker} {:>width$}| ", i + 1);
-            if !body.push(&prefix) || !body.push(index.line(i)) {
+            if !body.push(&prefix) || !body.push(line) {
                 return;
             }
         }

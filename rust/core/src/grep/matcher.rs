@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use memchr::memmem;
 
+use super::index::count_newlines;
 use super::{GrepError, TextIndex};
 
 /// Steps the backtracking engine may take on one line before giving up.
@@ -121,15 +122,14 @@ impl Matcher {
         first: usize,
         last: usize,
     ) -> Result<Vec<usize>, GrepError> {
-        let (from, _) = index.line_span(first);
-        let (_, to) = index.line_span(last);
+        let to = index.line_end_from(index.line_start(last));
         match self {
             Matcher::Never => Ok(Vec::new()),
             Matcher::Literal(finder) => {
                 // Literals are searched in the original bytes: WTF-8 is injective, so a
                 // needle with or without surrogates matches exactly where Python's would.
                 let hay = &index.bytes()[..to];
-                Ok(scan(index, from, last, |pos| {
+                Ok(scan(index, first, last, |pos| {
                     finder.find(&hay[pos..]).map(|off| pos + off)
                 }))
             }
@@ -140,7 +140,7 @@ impl Matcher {
                 match &rm.linear {
                     Some(re) if !rm.linear_needs_ascii_text || index.is_ascii() => {
                         let hay = &index.match_bytes()[..to];
-                        Ok(scan(index, from, last, |pos| {
+                        Ok(scan(index, first, last, |pos| {
                             re.find_at(hay, pos).map(|m| m.start())
                         }))
                     }
@@ -156,15 +156,20 @@ impl Matcher {
 
 /// Runs `find(pos) -> first match start at or after pos` over the buffer, one hit
 /// per line: after a hit in line `i` the search resumes at the start of line `i + 1`.
+/// Line numbers are kept by counting newlines between hits, so the walk costs one
+/// pass over the text however many lines match.
 fn scan<S: AsRef<[u8]>>(
     index: &TextIndex<S>,
-    mut pos: usize,
+    first: usize,
     last: usize,
     mut find: impl FnMut(usize) -> Option<usize>,
 ) -> Vec<usize> {
+    let bytes = index.bytes();
     let mut lines = Vec::new();
+    let mut pos = index.line_start(first);
+    let mut line = first;
     while let Some(hit) = find(pos) {
-        let line = index.line_of(hit);
+        line += count_newlines(&bytes[pos..hit]);
         if line > last {
             break;
         }
@@ -172,7 +177,8 @@ fn scan<S: AsRef<[u8]>>(
         if line == last {
             break;
         }
-        pos = index.line_span(line + 1).0;
+        pos = index.line_end_from(hit) + 1;
+        line += 1;
     }
     lines
 }
@@ -186,13 +192,14 @@ fn backtrack_lines<S: AsRef<[u8]>>(
     let hay = index.match_bytes();
     let started = Instant::now();
     let mut lines = Vec::new();
+    let mut s = index.line_start(first);
     for i in first..=last {
         if (i - first) % 256 == 255 && started.elapsed() > BACKTRACK_TIME_LIMIT {
             return Err(GrepError::TimeLimit {
                 seconds: BACKTRACK_TIME_LIMIT.as_secs(),
             });
         }
-        let (s, e) = index.line_span(i);
+        let e = index.line_end_from(s);
         let line = std::str::from_utf8(&hay[s..e]).map_err(|err| GrepError::InvalidUtf8 {
             valid_up_to: s + err.valid_up_to(),
         })?;
@@ -204,6 +211,7 @@ fn backtrack_lines<S: AsRef<[u8]>>(
             }
             Err(other) => return Err(GrepError::Compile(other.to_string())),
         }
+        s = e + 1;
     }
     Ok(lines)
 }
