@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from strands_offload._pattern import (
+    _P,
     UntranslatablePattern,
     _all_chars,
     _atom_set,
-    _P,
     compile_matcher,
     literal_text,
     plain_text,

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strands.vended_plugins.context_offloader.search import _is_searchable_content as ref_searchable
 from strands.vended_plugins.context_offloader.search import _search_content as ref_search
-
 from strands_offload import TextIndex, is_searchable_content, search_content
 from strands_offload._pattern import UntranslatablePattern
 
@@ -268,7 +267,16 @@ def test_range_error_wins_over_pattern_refusal() -> None:
 
 @pytest.mark.parametrize(
     "content_type",
-    ["text/plain", "text/x-log", "application/json", "application/xml", "application/pdf", "image/png", "", "TEXT/plain"],
+    [
+        "text/plain",
+        "text/x-log",
+        "application/json",
+        "application/xml",
+        "application/pdf",
+        "image/png",
+        "",
+        "TEXT/plain",
+    ],
 )
 def test_is_searchable_content_matches_reference(content_type: str) -> None:
     assert is_searchable_content(content_type) == ref_searchable(content_type)

@@ -3,10 +3,18 @@
 __version__: str
 
 # grep
+from typing import final
+
+from typing_extensions import Self
+
+# PyO3 lists every added name in __all__; merge with the other areas' names.
+__all__ = ["Matcher", "TextIndex", "__version__", "search"]
+
+@final
 class TextIndex:
     """A text (str or UTF-8 bytes) held once with its line index."""
 
-    def __init__(self, data: str | bytes) -> None: ...
+    def __new__(cls, data: str | bytes) -> Self: ...
     @property
     def line_count(self) -> int: ...
     @property
@@ -16,6 +24,7 @@ class TextIndex:
     @property
     def byte_length(self) -> int: ...
 
+@final
 class Matcher:
     """A compiled grep pattern: a literal or a translated regular expression."""
 

@@ -1,4 +1,4 @@
-"""Translation of Python ``re`` patterns into the native engines' syntax.
+r"""Translation of Python ``re`` patterns into the native engines' syntax.
 
 The reference greps with Python's ``re``. The native core matches with the Rust
 ``regex`` crate (linear time) or, for syntax that only a backtracking engine has,
@@ -9,19 +9,19 @@ the parse tree Python's own parser builds is rewritten node by node.
 
 How each construct is carried over:
 
-* Every single-character atom (literal, class, ``.``, ``\\d \\w \\s`` and their
+* Every single-character atom (literal, class, ``.``, ``\d \w \s`` and their
   negations, with ``(?i)`` and ``(?a)`` applied) becomes an explicit set of code
   points computed from Python's own ``re`` on the running interpreter, so Unicode
   tables, case folding and ``str.isalnum``-style classes are Python's, not Rust's.
-  ``"\\n"`` is removed from every set: a line never holds one, and this lets the
+  ``"\n"`` is removed from every set: a line never holds one, and this lets the
   linear engine scan the whole text at once without a match crossing lines.
 * Alternation, groups (capturing groups keep Python's numbering), greedy and lazy
-  repeats run on the linear engine over the whole buffer. ``^ $ \\A \\Z`` become
+  repeats run on the linear engine over the whole buffer. ``^ $ \A \Z`` become
   multi-line anchors, which per line mean the same as Python's.
-* ``\\b`` runs on the linear engine as an ASCII word boundary when the text is
+* ``\b`` runs on the linear engine as an ASCII word boundary when the text is
   ASCII (or under ``(?a)``); on other text it is spelled with look-around over
   Python's word class and runs on the backtracking engine.
-* ``\\B`` (which Python before 3.14 never matches in an empty line), look-ahead,
+* ``\B`` (which Python before 3.14 never matches in an empty line), look-ahead,
   look-behind, back-references, conditionals ``(?(1)a|b)``, atomic groups and
   possessive repeats run on the backtracking engine, line by line, with a step
   limit per line and a time limit per search; hitting either raises ``ValueError``.
@@ -29,7 +29,7 @@ How each construct is carried over:
   :class:`UntranslatablePattern` (a ``ValueError``), as does any other construct
   the engines cannot express with the same meaning. Nothing is silently changed.
 
-Patterns Python rejects (``\\p{L}``, ``(?<name>x)`` on 3.11, ...) are searched
+Patterns Python rejects (``\p{L}``, ``(?<name>x)`` on 3.11, ...) are searched
 literally, as the reference does.
 """
 
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import importlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -45,11 +46,11 @@ from typing import Any
 from . import _native
 
 try:  # Python 3.11+
-    from re import _constants as _C
-    from re import _parser as _P
+    _C: Any = importlib.import_module("re._constants")
+    _P: Any = importlib.import_module("re._parser")
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _C  # type: ignore[no-redef]
-    import sre_parse as _P  # type: ignore[no-redef]
+    _C = importlib.import_module("sre_constants")
+    _P = importlib.import_module("sre_parse")
 
 MAX_PATTERN_LENGTH = 200
 _NESTED_QUANTIFIER = re.compile(r"[+*]\s*\)\s*[+*]")
@@ -147,12 +148,11 @@ def _case_universe() -> tuple[tuple[int, ...], str, tuple[tuple[int, int], ...]]
                 cps.add(cp)
                 for v in variants:
                     cps.update(map(ord, v))
-    try:
-        from re._casefix import _EXTRA_CASES as extra  # Python 3.11+
+    extra: dict[int, tuple[int, ...]]
+    try:  # Python 3.11+
+        extra = importlib.import_module("re._casefix")._EXTRA_CASES
     except ImportError:  # pragma: no cover - Python 3.10
-        import sre_compile
-
-        extra = getattr(sre_compile, "_ignorecase_fixes", {})
+        extra = getattr(importlib.import_module("sre_compile"), "_ignorecase_fixes", {})
     for key, values in extra.items():
         cps.add(key)
         cps.update(values)
@@ -326,8 +326,7 @@ class _Translator:
         if op is _C.GROUPREF:
             if flags & re.IGNORECASE:
                 raise UntranslatablePattern(
-                    "case-insensitive back-references are not supported by the native grep; "
-                    "spell out the cases instead"
+                    "case-insensitive back-references are not supported by the native grep; spell out the cases instead"
                 )
             self.needs_backtracking = True
             return "", f"(?:\\{av})"
@@ -341,9 +340,7 @@ class _Translator:
             direction, sub = av
             self.needs_backtracking = True
             _, b = self.seq(sub, flags)
-            kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[
-                (direction, op is _C.ASSERT)
-            ]
+            kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[(direction, op is _C.ASSERT)]
             return "", f"(?{kind}{b})"
         if op is getattr(_C, "ATOMIC_GROUP", None):
             self.needs_backtracking = True

@@ -59,14 +59,18 @@ impl TextIndex {
                         ptr: text.as_ptr(),
                         len: text.len(),
                     };
-                    let inner = py.detach(|| grep::TextIndex::new(held)).map_err(to_py_err)?;
+                    let inner = py
+                        .detach(|| grep::TextIndex::new(held))
+                        .map_err(to_py_err)?;
                     Ok(TextIndex { inner })
                 }
                 Err(_) => {
                     // Lone surrogates: keep them, encoded as their own 3-byte sequences.
                     let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
                     let held = PyHeldBytes::from_bytes(encoded.cast::<PyBytes>()?);
-                    let inner = py.detach(|| grep::TextIndex::from_wtf8(held)).map_err(to_py_err)?;
+                    let inner = py
+                        .detach(|| grep::TextIndex::from_wtf8(held))
+                        .map_err(to_py_err)?;
                     Ok(TextIndex { inner })
                 }
             }
@@ -126,7 +130,8 @@ impl Matcher {
     /// A literal needle (UTF-8, or WTF-8 for lone surrogates).
     #[staticmethod]
     fn literal(needle: &[u8]) -> PyResult<Self> {
-        let inner = grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
+        let inner =
+            grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -148,7 +153,9 @@ impl Matcher {
             backtracking,
             surrogate_exact,
         };
-        let inner = py.detach(|| grep::Matcher::compile(spec)).map_err(to_py_err)?;
+        let inner = py
+            .detach(|| grep::Matcher::compile(spec))
+            .map_err(to_py_err)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -186,12 +193,16 @@ fn search(
         context_lines,
         max_chars,
     };
-    let out = py.detach(|| grep::search(&index.inner, &query)).map_err(to_py_err)?;
+    let out = py
+        .detach(|| grep::search(&index.inner, &query))
+        .map_err(to_py_err)?;
     match String::from_utf8(out) {
         Ok(s) => Ok(PyString::new(py, &s).into_any().unbind()),
         Err(e) => {
             let bytes = PyBytes::new(py, e.as_bytes());
-            Ok(bytes.call_method1("decode", ("utf-8", "surrogatepass"))?.unbind())
+            Ok(bytes
+                .call_method1("decode", ("utf-8", "surrogatepass"))?
+                .unbind())
         }
     }
 }

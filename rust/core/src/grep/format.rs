@@ -160,7 +160,11 @@ fn write_body<S: AsRef<[u8]>>(
             let line = &index.bytes()[start..end];
             start = end + 1;
             while next_match.next_if(|&&m| m < i).is_some() {}
-            let marker = if next_match.peek() == Some(&&i) { '>' } else { ' ' };
+            let marker = if next_match.peek() == Some(&&i) {
+                '>'
+            } else {
+                ' '
+            };
             prefix.clear();
             if !first {
                 prefix.push(b'\n');
@@ -190,7 +194,10 @@ fn display_pattern(pattern: &[u8]) -> Vec<u8> {
 
 /// Runs one request against an indexed text and returns the reference's output
 /// (UTF-8, or WTF-8 when the text or pattern held lone surrogates).
-pub fn search<S: AsRef<[u8]>>(index: &TextIndex<S>, query: &Query<'_>) -> Result<Vec<u8>, GrepError> {
+pub fn search<S: AsRef<[u8]>>(
+    index: &TextIndex<S>,
+    query: &Query<'_>,
+) -> Result<Vec<u8>, GrepError> {
     if index.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
     }
@@ -275,18 +282,26 @@ mod tests {
         Matcher::compile(MatcherSpec::Literal(p.as_bytes().to_vec())).unwrap()
     }
 
-    fn run(text: &str, pattern: Option<&str>, range: Option<(i64, i64)>, ctx: i64, max: i64) -> Result<String, GrepError> {
+    fn run(
+        text: &str,
+        pattern: Option<&str>,
+        range: Option<(i64, i64)>,
+        ctx: i64,
+        max: i64,
+    ) -> Result<String, GrepError> {
         let idx = TextIndex::new(text).unwrap();
         let m = pattern.map(literal);
         let texts = range.map(|(s, e)| (s.to_string(), e.to_string()));
         let q = Query {
             pattern: pattern.zip(m.as_ref()).map(|(p, m)| (p.as_bytes(), m)),
-            line_range: range.zip(texts.as_ref()).map(|((s, e), (st, et))| LineRange {
-                start: s,
-                end: e,
-                start_text: st,
-                end_text: et,
-            }),
+            line_range: range
+                .zip(texts.as_ref())
+                .map(|((s, e), (st, et))| LineRange {
+                    start: s,
+                    end: e,
+                    start_text: st,
+                    end_text: et,
+                }),
             context_lines: ctx,
             max_chars: max,
         };
@@ -302,8 +317,14 @@ mod tests {
     fn range_errors() {
         let e = |r| run("a\nb", None, Some(r), 0, 100).unwrap_err().to_string();
         assert_eq!(e((0, 1)), "line_range.start (0) must be >= 1.");
-        assert_eq!(e((2, 1)), "line_range.start (2) must be <= line_range.end (1).");
-        assert_eq!(e((3, 9)), "line_range.start (3) is beyond content length (2 lines).");
+        assert_eq!(
+            e((2, 1)),
+            "line_range.start (2) must be <= line_range.end (1)."
+        );
+        assert_eq!(
+            e((3, 9)),
+            "line_range.start (3) is beyond content length (2 lines)."
+        );
     }
 
     #[test]
@@ -320,11 +341,17 @@ mod tests {
     fn matches_get_markers_windows_and_separators() {
         let text = "x\na\nb\nc\nd\ne\nx\nf";
         let out = run(text, Some("x"), None, 1, 10_000).unwrap();
-        assert_eq!(out, "[2 matches for /x/]\n\n> 1| x\n  2| a\n---\n  6| e\n> 7| x\n  8| f");
+        assert_eq!(
+            out,
+            "[2 matches for /x/]\n\n> 1| x\n  2| a\n---\n  6| e\n> 7| x\n  8| f"
+        );
         let out = run(text, Some("x"), Some((2, 100)), 0, 10_000).unwrap();
         assert_eq!(out, "[1 match for /x/ in lines 2-8]\n\n> 7| x");
         let out = run(text, Some("zz/]"), Some((2, 3)), 0, 10_000).unwrap();
-        assert_eq!(out, "No matches found for pattern 'zz/]' in lines 2-3 (searched 2 lines).");
+        assert_eq!(
+            out,
+            "No matches found for pattern 'zz/]' in lines 2-3 (searched 2 lines)."
+        );
     }
 
     #[test]
@@ -334,13 +361,22 @@ mod tests {
         let out = run(text, None, None, 0, 29).unwrap();
         assert!(out.ends_with("cccc"));
         let out = run(text, None, None, 0, 20).unwrap();
-        assert_eq!(out, "[Lines 1-3 of 3]\n\n  1| aaaa\n  2| bbbb\n\n[output truncated, narrow your range]");
+        assert_eq!(
+            out,
+            "[Lines 1-3 of 3]\n\n  1| aaaa\n  2| bbbb\n\n[output truncated, narrow your range]"
+        );
         // No newline before the limit: hard cut.
         let out = run(text, None, None, 0, 4).unwrap();
-        assert_eq!(out, "[Lines 1-3 of 3]\n\n  1|\n\n[output truncated, narrow your range]");
+        assert_eq!(
+            out,
+            "[Lines 1-3 of 3]\n\n  1|\n\n[output truncated, narrow your range]"
+        );
         // Zero budget keeps nothing of the body.
         let out = run(text, None, None, 0, 0).unwrap();
-        assert_eq!(out, "[Lines 1-3 of 3]\n\n\n\n[output truncated, narrow your range]");
+        assert_eq!(
+            out,
+            "[Lines 1-3 of 3]\n\n\n\n[output truncated, narrow your range]"
+        );
     }
 
     #[test]
@@ -348,9 +384,15 @@ mod tests {
         let text = "aaaa\nbbbb\ncccc";
         // Body is 29 code points; -10 keeps the first 19 and cuts at the "\n" at 9.
         let out = run(text, None, None, 0, -10).unwrap();
-        assert_eq!(out, "[Lines 1-3 of 3]\n\n  1| aaaa\n\n[output truncated, narrow your range]");
+        assert_eq!(
+            out,
+            "[Lines 1-3 of 3]\n\n  1| aaaa\n\n[output truncated, narrow your range]"
+        );
         let out = run(text, None, None, 0, -1000).unwrap();
-        assert_eq!(out, "[Lines 1-3 of 3]\n\n\n\n[output truncated, narrow your range]");
+        assert_eq!(
+            out,
+            "[Lines 1-3 of 3]\n\n\n\n[output truncated, narrow your range]"
+        );
     }
 
     #[test]

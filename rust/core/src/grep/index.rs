@@ -206,8 +206,18 @@ mod tests {
 
     #[test]
     fn checkpoints_agree_with_a_plain_split_across_blocks() {
-        for (len, every) in [(0usize, 3usize), (1, 1), (4095, 7), (4096, 4096), (4097, 1), (20_000, 13), (20_000, 5000)] {
-            let data: Vec<u8> = (0..len).map(|i| if i % every == every - 1 { b'\n' } else { b'a' }).collect();
+        for (len, every) in [
+            (0usize, 3usize),
+            (1, 1),
+            (4095, 7),
+            (4096, 4096),
+            (4097, 1),
+            (20_000, 13),
+            (20_000, 5000),
+        ] {
+            let data: Vec<u8> = (0..len)
+                .map(|i| if i % every == every - 1 { b'\n' } else { b'a' })
+                .collect();
             let idx = TextIndex::new(data.clone()).unwrap();
             let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
             assert_eq!(idx.line_count(), lines.len());
