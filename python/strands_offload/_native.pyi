@@ -32,7 +32,11 @@ class Matcher:
     def literal(needle: bytes) -> Matcher: ...
     @staticmethod
     def regex(
-        linear: str | None, linear_needs_ascii_text: bool, backtracking: str, surrogate_exact: bool
+        linear: str | None,
+        linear_needs_ascii_text: bool,
+        backtracking: str,
+        prefilter: str,
+        surrogate_exact: bool,
     ) -> Matcher: ...
 
 def search(

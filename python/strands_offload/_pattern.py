@@ -257,13 +257,33 @@ class Translation:
         linear: Pattern for the linear engine, or None when backtracking-only syntax is used.
         linear_needs_ascii_text: The linear pattern is exact only on ASCII text.
         backtracking: Pattern for the backtracking engine (exact on any text).
+        prefilter: A linear pattern that matches every line the pattern matches (and
+            maybe more): look-around and word boundaries dropped, back-references
+            widened to any text. Lines it rejects skip the backtracking engine.
         surrogate_exact: Every atom treats lone surrogates like U+FFFD.
     """
 
     linear: str | None
     linear_needs_ascii_text: bool
     backtracking: str
+    prefilter: str
     surrogate_exact: bool
+
+
+@dataclass(frozen=True)
+class _Forms:
+    """One node in the three spellings (linear, backtracking, prefilter)."""
+
+    linear: str
+    backtracking: str
+    prefilter: str
+
+    @staticmethod
+    def same(text: str) -> _Forms:
+        return _Forms(text, text, text)
+
+
+_ANY_TEXT = r"[^\n]*"
 
 
 class _Translator:
@@ -283,44 +303,46 @@ class _Translator:
         return _rust_class(usable)
 
     def word_class(self, flags: int) -> str:
-        source = r"\w"
-        ranges = list(_python_set(source, re.ASCII if flags & re.ASCII else 0))
+        ranges = list(_python_set(r"\w", re.ASCII if flags & re.ASCII else 0))
         return _rust_class(_subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES]))
 
-    def seq(self, items: Iterable[tuple[Any, Any]], flags: int) -> tuple[str, str]:
-        lin: list[str] = []
-        bt: list[str] = []
-        for op, av in items:
-            a, b = self.node(op, av, flags)
-            lin.append(a)
-            bt.append(b)
-        return "".join(lin), "".join(bt)
+    def seq(self, items: Iterable[tuple[Any, Any]], flags: int) -> _Forms:
+        parts = [self.node(op, av, flags) for op, av in items]
+        return _Forms(
+            "".join(p.linear for p in parts),
+            "".join(p.backtracking for p in parts),
+            "".join(p.prefilter for p in parts),
+        )
 
-    def node(self, op: Any, av: Any, flags: int) -> tuple[str, str]:
+    def backtracking_only(self, backtracking: str, prefilter: str) -> _Forms:
+        self.needs_backtracking = True
+        return _Forms("", backtracking, prefilter)
+
+    def node(self, op: Any, av: Any, flags: int) -> _Forms:
         if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
-            s = self.atom(op, av, flags)
-            return s, s
+            return _Forms.same(self.atom(op, av, flags))
         if op is _C.BRANCH:
-            parts = [self.seq(alt, flags) for alt in av[1]]
-            return (
-                "(?:" + "|".join(p[0] for p in parts) + ")",
-                "(?:" + "|".join(p[1] for p in parts) + ")",
+            alts = [self.seq(alt, flags) for alt in av[1]]
+            return _Forms(
+                "(?:" + "|".join(f.linear for f in alts) + ")",
+                "(?:" + "|".join(f.backtracking for f in alts) + ")",
+                "(?:" + "|".join(f.prefilter for f in alts) + ")",
             )
         if op is _C.SUBPATTERN:
             group, add, delete, sub = av
-            a, b = self.seq(sub, (flags | add) & ~delete)
+            f = self.seq(sub, (flags | add) & ~delete)
             opener = "(?:" if group is None else "("
-            return f"{opener}{a})", f"{opener}{b})"
+            return _Forms(f"{opener}{f.linear})", f"{opener}{f.backtracking})", f"(?:{f.prefilter})")
         if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
             lo, hi, sub = av
-            a, b = self.seq(sub, flags)
+            f = self.seq(sub, flags)
             q = _quantifier(lo, hi)
+            widened = f"(?:{f.prefilter}){q}"
             if op is _C.MIN_REPEAT:
                 q += "?"
             if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
-                return f"(?:{a}){q}", f"(?:{b}){q}"
-            self.needs_backtracking = True
-            return "", f"(?>(?:{b}){q})"
+                return _Forms(f"(?:{f.linear}){q}", f"(?:{f.backtracking}){q}", widened)
+            return self.backtracking_only(f"(?>(?:{f.backtracking}){q})", widened)
         if op is _C.AT:
             return self.anchor(av, flags)
         if op is _C.GROUPREF:
@@ -328,44 +350,41 @@ class _Translator:
                 raise UntranslatablePattern(
                     "case-insensitive back-references are not supported by the native grep; spell out the cases instead"
                 )
-            self.needs_backtracking = True
-            return "", f"(?:\\{av})"
+            return self.backtracking_only(f"(?:\\{av})", _ANY_TEXT)
         if op is _C.GROUPREF_EXISTS:
             group, yes, no = av
-            self.needs_backtracking = True
-            _, y = self.seq(yes, flags)
-            n = self.seq(no, flags)[1] if no is not None else ""
-            return "", f"(?({group}){y}|{n})"
+            y = self.seq(yes, flags)
+            n = self.seq(no, flags) if no is not None else _Forms.same("")
+            return self.backtracking_only(
+                f"(?({group}){y.backtracking}|{n.backtracking})", f"(?:{y.prefilter}|{n.prefilter})"
+            )
         if op in (_C.ASSERT, _C.ASSERT_NOT):
             direction, sub = av
-            self.needs_backtracking = True
-            _, b = self.seq(sub, flags)
+            f = self.seq(sub, flags)
             kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[(direction, op is _C.ASSERT)]
-            return "", f"(?{kind}{b})"
+            return self.backtracking_only(f"(?{kind}{f.backtracking})", "")
         if op is getattr(_C, "ATOMIC_GROUP", None):
-            self.needs_backtracking = True
-            _, b = self.seq(av, flags)
-            return "", f"(?>{b})"
+            f = self.seq(av, flags)
+            return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})")
         raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
 
-    def anchor(self, at: Any, flags: int) -> tuple[str, str]:
+    def anchor(self, at: Any, flags: int) -> _Forms:
         if at in (_C.AT_BEGINNING, _C.AT_BEGINNING_STRING, _C.AT_BEGINNING_LINE):
-            return "(?m:^)", "(?m:^)"
+            return _Forms.same("(?m:^)")
         if at in (_C.AT_END, _C.AT_END_STRING, _C.AT_END_LINE):
-            return "(?m:$)", "(?m:$)"
+            return _Forms.same("(?m:$)")
         w = self.word_class(flags)
         if at is _C.AT_BOUNDARY:
             if not flags & re.ASCII:
                 self.needs_ascii_text = True
-            return r"(?-u:\b)", f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"
+            return _Forms(r"(?-u:\b)", f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))", "")
         if at is _C.AT_NON_BOUNDARY:
             inner = f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"
             if _B_FAILS_ON_EMPTY:
-                self.needs_backtracking = True
-                return "", f"(?:{inner}(?:(?<=[^\\n])|(?=[^\\n])))"
+                return self.backtracking_only(f"(?:{inner}(?:(?<=[^\\n])|(?=[^\\n])))", "")
             if not flags & re.ASCII:
                 self.needs_ascii_text = True
-            return r"(?-u:\B)", inner
+            return _Forms(r"(?-u:\B)", inner, "")
         raise UntranslatablePattern(f"anchor {at} is not supported by the native grep")
 
 
@@ -398,11 +417,12 @@ def translate(pattern: str) -> Translation:
     """
     tree = _P.parse(pattern, 0)
     tr = _Translator()
-    linear, backtracking = tr.seq(tree, tree.state.flags)
+    forms = tr.seq(tree, tree.state.flags)
     return Translation(
-        linear=None if tr.needs_backtracking else linear,
+        linear=None if tr.needs_backtracking else forms.linear,
         linear_needs_ascii_text=tr.needs_ascii_text,
-        backtracking=backtracking,
+        backtracking=forms.backtracking,
+        prefilter=forms.prefilter,
         surrogate_exact=tr.surrogate_exact,
     )
 
@@ -456,4 +476,6 @@ def compile_matcher(pattern: str) -> _native.Matcher:
     if literal is not None:
         return _native.Matcher.literal(literal.encode("utf-8", "surrogatepass"))
     tr = translate(pattern[:MAX_PATTERN_LENGTH])
-    return _native.Matcher.regex(tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.surrogate_exact)
+    return _native.Matcher.regex(
+        tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.prefilter, tr.surrogate_exact
+    )

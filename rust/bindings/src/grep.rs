@@ -139,18 +139,20 @@ impl Matcher {
 
     /// A translated regular expression (see `strands_offload._pattern`).
     #[staticmethod]
-    #[pyo3(signature = (linear, linear_needs_ascii_text, backtracking, surrogate_exact))]
+    #[pyo3(signature = (linear, linear_needs_ascii_text, backtracking, prefilter, surrogate_exact))]
     fn regex(
         py: Python<'_>,
         linear: Option<String>,
         linear_needs_ascii_text: bool,
         backtracking: String,
+        prefilter: String,
         surrogate_exact: bool,
     ) -> PyResult<Self> {
         let spec = MatcherSpec::Regex {
             linear,
             linear_needs_ascii_text,
             backtracking,
+            prefilter,
             surrogate_exact,
         };
         let inner = py

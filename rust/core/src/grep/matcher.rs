@@ -38,6 +38,9 @@ pub enum MatcherSpec {
         linear_needs_ascii_text: bool,
         /// Pattern for the backtracking engine (always exact, slower).
         backtracking: String,
+        /// Linear pattern matching every line the pattern matches (and maybe more):
+        /// lines it rejects are not handed to the backtracking engine.
+        prefilter: String,
         /// Whether every atom treats lone surrogates and U+FFFD alike.
         surrogate_exact: bool,
     },
@@ -60,7 +63,27 @@ pub struct RegexMatcher {
     linear: Option<regex::bytes::Regex>,
     linear_needs_ascii_text: bool,
     backtracking: Option<fancy_regex::Regex>,
+    prefilter: Option<regex::bytes::Regex>,
     surrogate_exact: bool,
+}
+
+impl RegexMatcher {
+    /// The linear engine when it is exact on ASCII lines only (ASCII `\b`).
+    fn ascii_line_engine(&self) -> Option<&regex::bytes::Regex> {
+        if self.linear_needs_ascii_text {
+            self.linear.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+fn compile_linear(pattern: &str) -> Result<regex::bytes::Regex, GrepError> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT)
+        .build()
+        .map_err(|e| GrepError::Compile(e.to_string()))
 }
 
 fn compile_backtracking(pattern: &str) -> Result<fancy_regex::Regex, GrepError> {
@@ -87,28 +110,25 @@ impl Matcher {
                 linear,
                 linear_needs_ascii_text,
                 backtracking,
+                prefilter,
                 surrogate_exact,
             } => {
-                let linear = match linear {
-                    Some(p) => Some(
-                        regex::bytes::RegexBuilder::new(&p)
-                            .size_limit(SIZE_LIMIT)
-                            .dfa_size_limit(SIZE_LIMIT)
-                            .build()
-                            .map_err(|e| GrepError::Compile(e.to_string()))?,
-                    ),
-                    None => None,
-                };
+                let linear = linear.as_deref().map(compile_linear).transpose()?;
                 // Compile the backtracking form unless the linear one serves every text.
-                let backtracking = if linear.is_none() || linear_needs_ascii_text {
-                    Some(compile_backtracking(&backtracking)?)
+                let (backtracking, prefilter) = if linear.is_none() || linear_needs_ascii_text {
+                    // A prefilter is only an optimisation: without one every line is tried.
+                    (
+                        Some(compile_backtracking(&backtracking)?),
+                        compile_linear(&prefilter).ok(),
+                    )
                 } else {
-                    None
+                    (None, None)
                 };
                 Ok(Matcher::Regex(RegexMatcher {
                     linear,
                     linear_needs_ascii_text,
                     backtracking,
+                    prefilter,
                     surrogate_exact,
                 }))
             }
@@ -145,7 +165,18 @@ impl Matcher {
                         }))
                     }
                     _ => match &rm.backtracking {
-                        Some(re) => backtrack_lines(re, index, first, last),
+                        Some(re) => match &rm.prefilter {
+                            Some(pre) => {
+                                let hay = &index.match_bytes()[..to];
+                                let candidates = scan(index, first, last, |pos| {
+                                    pre.find_at(hay, pos).map(|m| m.start())
+                                });
+                                backtrack_lines(re, rm.ascii_line_engine(), index, candidates)
+                            }
+                            None => {
+                                backtrack_lines(re, rm.ascii_line_engine(), index, first..=last)
+                            }
+                        },
                         None => Err(GrepError::Compile("no engine for this pattern".into())),
                     },
                 }
@@ -183,37 +214,54 @@ fn scan<S: AsRef<[u8]>>(
     lines
 }
 
+/// Tests each of `lines` (ascending) with the backtracking engine, one line at a time;
+/// an ASCII line goes to `ascii_engine` instead when there is one (a linear form that
+/// is exact on ASCII text).
 fn backtrack_lines<S: AsRef<[u8]>>(
     re: &fancy_regex::Regex,
+    ascii_engine: Option<&regex::bytes::Regex>,
     index: &TextIndex<S>,
-    first: usize,
-    last: usize,
+    lines: impl IntoIterator<Item = usize>,
 ) -> Result<Vec<usize>, GrepError> {
     let hay = index.match_bytes();
     let started = Instant::now();
-    let mut lines = Vec::new();
-    let mut s = index.line_start(first);
-    for i in first..=last {
-        if (i - first) % 256 == 255 && started.elapsed() > BACKTRACK_TIME_LIMIT {
+    let mut matched = Vec::new();
+    // Where the previous line ended, to step to the next one without a lookup.
+    let mut prev: Option<(usize, usize)> = None;
+    for (n, i) in lines.into_iter().enumerate() {
+        if n % 256 == 255 && started.elapsed() > BACKTRACK_TIME_LIMIT {
             return Err(GrepError::TimeLimit {
                 seconds: BACKTRACK_TIME_LIMIT.as_secs(),
             });
         }
+        let s = match prev {
+            Some((line, end)) if line + 1 == i => end + 1,
+            _ => index.line_start(i),
+        };
         let e = index.line_end_from(s);
+        prev = Some((i, e));
+        if let Some(fast) = ascii_engine {
+            let bytes = &hay[s..e];
+            if bytes.is_ascii() {
+                if fast.is_match(bytes) {
+                    matched.push(i);
+                }
+                continue;
+            }
+        }
         let line = std::str::from_utf8(&hay[s..e]).map_err(|err| GrepError::InvalidUtf8 {
             valid_up_to: s + err.valid_up_to(),
         })?;
         match re.is_match(line) {
-            Ok(true) => lines.push(i),
+            Ok(true) => matched.push(i),
             Ok(false) => {}
             Err(fancy_regex::Error::RuntimeError(_)) => {
                 return Err(GrepError::BacktrackLimit { line: i + 1 })
             }
             Err(other) => return Err(GrepError::Compile(other.to_string())),
         }
-        s = e + 1;
     }
-    Ok(lines)
+    Ok(matched)
 }
 
 #[cfg(test)]
@@ -225,6 +273,7 @@ mod tests {
             linear: linear.map(str::to_owned),
             linear_needs_ascii_text: false,
             backtracking: backtracking.to_owned(),
+            prefilter: String::new(),
             surrogate_exact: true,
         })
         .unwrap()
@@ -278,6 +327,7 @@ mod tests {
             linear: Some("a.b".into()),
             linear_needs_ascii_text: false,
             backtracking: "a.b".into(),
+            prefilter: "a.b".into(),
             surrogate_exact: true,
         })
         .unwrap();
@@ -286,6 +336,7 @@ mod tests {
             linear: Some("\u{FFFD}".into()),
             linear_needs_ascii_text: false,
             backtracking: "\u{FFFD}".into(),
+            prefilter: "\u{FFFD}".into(),
             surrogate_exact: false,
         })
         .unwrap();
