@@ -10,6 +10,7 @@ from strands_offload._pattern import (
     UntranslatablePattern,
     _all_chars,
     _atom_set,
+    _global_context,
     compile_matcher,
     literal_text,
     plain_text,
@@ -42,7 +43,29 @@ ATOMS = [
 def test_atom_sets_equal_python_on_every_code_point(source: str, flags: int) -> None:
     [(op, av)] = list(_P.parse(source, flags))
     state_flags = _P.parse(source, flags).state.flags
-    assert _atom_set(op, av, state_flags) == oracle_set(source, flags)
+    assert _atom_set(op, av, state_flags, _global_context(state_flags)) == oracle_set(source, flags)
+
+
+SCOPED = [r"(?a:\W)", r"(?a:\w)", r"(?a)(?u:\w)", r"(?i)(?a:k)", r"(?a)(?u:[\d\s])", r"(?ai)(?u:[^k])", r"(?i:(?a:\w))"]
+
+
+@pytest.mark.parametrize("source", SCOPED)
+def test_atom_sets_in_flag_scopes_equal_python(source: str) -> None:
+    from strands_offload._pattern import _Translator
+
+    tree = _P.parse(source, 0)
+    flags = tree.state.flags
+    ctx = _global_context(flags)
+    node = list(tree)[0]
+    while node[0] is _P.SUBPATTERN:
+        _, add, delete, sub = node[1]
+        from strands_offload._pattern import _scoped_context
+
+        ctx = _scoped_context(ctx, add, delete)
+        flags = (flags | add) & ~delete
+        node = list(sub)[0]
+    assert _Translator  # the translator walks scopes the same way
+    assert _atom_set(node[0], node[1], flags, ctx) == oracle_set(source, 0)
 
 
 def test_vetting_follows_the_reference() -> None:

@@ -25,9 +25,12 @@ How each construct is carried over:
   look-behind, back-references, conditionals ``(?(1)a|b)``, atomic groups and
   possessive repeats run on the backtracking engine, line by line, with a step
   limit per line and a time limit per search; hitting either raises ``ValueError``.
-* Back-references under ``(?i)`` cannot be carried over exactly and raise
-  :class:`UntranslatablePattern` (a ``ValueError``), as does any other construct
-  the engines cannot express with the same meaning. Nothing is silently changed.
+* Back-references under ``(?i)``, and scoped ``(?a:...)`` / ``(?u:...)`` groups
+  (which CPython itself applies inconsistently: the group uses the scoped flag,
+  the search-prefix planner the outer one), cannot be carried over exactly and
+  raise :class:`UntranslatablePattern` (a ``ValueError``), as does any other
+  construct the engines cannot express with the same meaning. Nothing is
+  silently changed.
 
 Patterns Python rejects (``\p{L}``, ``(?<name>x)`` on 3.11, ...) are searched
 literally, as the reference does.
@@ -122,9 +125,12 @@ def _all_chars() -> str:
 
 
 @functools.cache
-def _python_set(source: str, flags: int) -> tuple[tuple[int, int], ...]:
-    """The code points a one-character Python pattern matches, found by Python itself."""
-    rx = re.compile(f"(?:{source})+", flags)
+def _python_set(prefix: str, atom: str, suffix: str = "") -> tuple[tuple[int, int], ...]:
+    """The code points a one-character Python pattern matches, found by Python itself.
+
+    ``prefix`` and ``suffix`` are the inline-flag groups the atom sits in.
+    """
+    rx = re.compile(f"{prefix}(?:{atom})+{suffix}")
     return tuple((m.start(), m.end() - 1) for m in rx.finditer(_all_chars()))
 
 
@@ -197,9 +203,37 @@ def _atom_source(op: Any, av: Any) -> str:
     return "[" + "".join(parts) + "]"
 
 
-def _atom_set(op: Any, av: Any, flags: int) -> Ranges:
-    """The code points one atom matches under ``flags`` (Python semantics)."""
-    ascii_only = bool(flags & re.ASCII)
+Context = tuple[str, str]
+"""Inline-flag groups around an atom, rebuilding the scopes it sits in (opening, closing)."""
+
+
+def _flag_letters(flags: int) -> str:
+    return "".join(
+        letter for flag, letter in ((re.ASCII, "a"), (re.UNICODE, "u"), (re.IGNORECASE, "i")) if flags & flag
+    )
+
+
+def _global_context(flags: int) -> Context:
+    letters = _flag_letters(flags & (re.ASCII | re.IGNORECASE))
+    return (f"(?{letters})" if letters else "", "")
+
+
+def _scoped_context(ctx: Context, add: int, delete: int) -> Context:
+    plus, minus = _flag_letters(add), _flag_letters(delete & re.IGNORECASE)
+    if not plus and not minus:
+        return ctx
+    opener = f"(?{plus}-{minus}:" if minus else f"(?{plus}:"
+    return ctx[0] + opener, ")" + ctx[1]
+
+
+def _atom_set(op: Any, av: Any, flags: int, ctx: Context = ("", "")) -> Ranges:
+    """The code points one atom matches (Python semantics).
+
+    ``flags`` are the flags in force and ``ctx`` the inline-flag groups the atom
+    sits in: Python applies a scoped ``(?a:...)`` or ``(?u:...)`` differently to
+    classes and to word boundaries, so class semantics are asked of Python in the
+    same nesting rather than derived from the flags.
+    """
     if op is _C.ANY:
         return [(0, _MAXCODE)] if flags & re.DOTALL else _complement([(_NEWLINE, _NEWLINE)])
     if op is _C.LITERAL:
@@ -217,7 +251,7 @@ def _atom_set(op: Any, av: Any, flags: int) -> Ranges:
             elif iop is _C.RANGE:
                 acc.append((iav[0], iav[1]))
             elif iop is _C.CATEGORY:
-                acc.extend(_python_set(_CATEGORY_SOURCE[iav], re.ASCII if ascii_only else 0))
+                acc.extend(_python_set(ctx[0], f"[{_CATEGORY_SOURCE[iav]}]", ctx[1]))
             else:
                 raise UntranslatablePattern(f"character class item {iop} is not supported")
         base = _normalize(acc)
@@ -225,7 +259,7 @@ def _atom_set(op: Any, av: Any, flags: int) -> Ranges:
             base = _complement(base)
     if flags & re.IGNORECASE:
         ordered, text, universe = _case_universe()
-        rx = re.compile(_atom_source(op, av), re.IGNORECASE | (re.ASCII if ascii_only else 0))
+        rx = re.compile(ctx[0] + _atom_source(op, av) + ctx[1])
         hits = [ordered[m.start()] for m in rx.finditer(text)]
         base = _normalize([*_subtract(base, list(universe)), *_runs(hits)])
     return base
@@ -292,8 +326,8 @@ class _Translator:
         self.needs_ascii_text = False
         self.surrogate_exact = True
 
-    def atom(self, op: Any, av: Any, flags: int) -> str:
-        ranges = _atom_set(op, av, flags)
+    def atom(self, op: Any, av: Any, flags: int, ctx: Context) -> str:
+        ranges = _atom_set(op, av, flags, ctx)
         has_fffd = _contains(ranges, _REPLACEMENT)
         surrogates = _overlap(ranges, *_SURROGATES)
         total = _SURROGATES[1] - _SURROGATES[0] + 1
@@ -302,12 +336,17 @@ class _Translator:
         usable = _subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES])
         return _rust_class(usable)
 
-    def word_class(self, flags: int) -> str:
-        ranges = list(_python_set(r"\w", re.ASCII if flags & re.ASCII else 0))
+    @staticmethod
+    def unicode_boundaries(ctx: Context) -> bool:
+        """Whether word boundaries in this scope use Unicode word characters (asked of Python)."""
+        return re.search(ctx[0] + r"\b" + ctx[1], "\u00e9") is not None
+
+    def word_class(self, unicode: bool) -> str:
+        ranges = list(_python_set("" if unicode else "(?a)", r"\w"))
         return _rust_class(_subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES]))
 
-    def seq(self, items: Iterable[tuple[Any, Any]], flags: int) -> _Forms:
-        parts = [self.node(op, av, flags) for op, av in items]
+    def seq(self, items: Iterable[tuple[Any, Any]], flags: int, ctx: Context) -> _Forms:
+        parts = [self.node(op, av, flags, ctx) for op, av in items]
         return _Forms(
             "".join(p.linear for p in parts),
             "".join(p.backtracking for p in parts),
@@ -318,11 +357,11 @@ class _Translator:
         self.needs_backtracking = True
         return _Forms("", backtracking, prefilter)
 
-    def node(self, op: Any, av: Any, flags: int) -> _Forms:
+    def node(self, op: Any, av: Any, flags: int, ctx: Context) -> _Forms:
         if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
-            return _Forms.same(self.atom(op, av, flags))
+            return _Forms.same(self.atom(op, av, flags, ctx))
         if op is _C.BRANCH:
-            alts = [self.seq(alt, flags) for alt in av[1]]
+            alts = [self.seq(alt, flags, ctx) for alt in av[1]]
             return _Forms(
                 "(?:" + "|".join(f.linear for f in alts) + ")",
                 "(?:" + "|".join(f.backtracking for f in alts) + ")",
@@ -330,12 +369,20 @@ class _Translator:
             )
         if op is _C.SUBPATTERN:
             group, add, delete, sub = av
-            f = self.seq(sub, (flags | add) & ~delete)
+            if add & (re.ASCII | re.UNICODE):
+                # CPython applies a scoped (?a:...) / (?u:...) to the group but plans its
+                # search prefix with the outer flags, so which lines match depends on
+                # where the group sits; that cannot be reproduced faithfully.
+                raise UntranslatablePattern(
+                    "scoped ASCII/Unicode flag groups such as (?a:...) are not supported by the native grep; "
+                    "put the flag at the start of the pattern instead"
+                )
+            f = self.seq(sub, (flags | add) & ~delete, _scoped_context(ctx, add, delete))
             opener = "(?:" if group is None else "("
             return _Forms(f"{opener}{f.linear})", f"{opener}{f.backtracking})", f"(?:{f.prefilter})")
         if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
             lo, hi, sub = av
-            f = self.seq(sub, flags)
+            f = self.seq(sub, flags, ctx)
             q = _quantifier(lo, hi)
             widened = f"(?:{f.prefilter}){q}"
             if op is _C.MIN_REPEAT:
@@ -344,7 +391,7 @@ class _Translator:
                 return _Forms(f"(?:{f.linear}){q}", f"(?:{f.backtracking}){q}", widened)
             return self.backtracking_only(f"(?>(?:{f.backtracking}){q})", widened)
         if op is _C.AT:
-            return self.anchor(av, flags)
+            return self.anchor(av, ctx)
         if op is _C.GROUPREF:
             if flags & re.IGNORECASE:
                 raise UntranslatablePattern(
@@ -353,36 +400,37 @@ class _Translator:
             return self.backtracking_only(f"(?:\\{av})", _ANY_TEXT)
         if op is _C.GROUPREF_EXISTS:
             group, yes, no = av
-            y = self.seq(yes, flags)
-            n = self.seq(no, flags) if no is not None else _Forms.same("")
+            y = self.seq(yes, flags, ctx)
+            n = self.seq(no, flags, ctx) if no is not None else _Forms.same("")
             return self.backtracking_only(
                 f"(?({group}){y.backtracking}|{n.backtracking})", f"(?:{y.prefilter}|{n.prefilter})"
             )
         if op in (_C.ASSERT, _C.ASSERT_NOT):
             direction, sub = av
-            f = self.seq(sub, flags)
+            f = self.seq(sub, flags, ctx)
             kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[(direction, op is _C.ASSERT)]
             return self.backtracking_only(f"(?{kind}{f.backtracking})", "")
         if op is getattr(_C, "ATOMIC_GROUP", None):
-            f = self.seq(av, flags)
+            f = self.seq(av, flags, ctx)
             return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})")
         raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
 
-    def anchor(self, at: Any, flags: int) -> _Forms:
+    def anchor(self, at: Any, ctx: Context) -> _Forms:
         if at in (_C.AT_BEGINNING, _C.AT_BEGINNING_STRING, _C.AT_BEGINNING_LINE):
             return _Forms.same("(?m:^)")
         if at in (_C.AT_END, _C.AT_END_STRING, _C.AT_END_LINE):
             return _Forms.same("(?m:$)")
-        w = self.word_class(flags)
+        unicode = self.unicode_boundaries(ctx)
+        w = self.word_class(unicode)
         if at is _C.AT_BOUNDARY:
-            if not flags & re.ASCII:
+            if unicode:
                 self.needs_ascii_text = True
             return _Forms(r"(?-u:\b)", f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))", "")
         if at is _C.AT_NON_BOUNDARY:
             inner = f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"
             if _B_FAILS_ON_EMPTY:
                 return self.backtracking_only(f"(?:{inner}(?:(?<=[^\\n])|(?=[^\\n])))", "")
-            if not flags & re.ASCII:
+            if unicode:
                 self.needs_ascii_text = True
             return _Forms(r"(?-u:\B)", inner, "")
         raise UntranslatablePattern(f"anchor {at} is not supported by the native grep")
@@ -417,7 +465,8 @@ def translate(pattern: str) -> Translation:
     """
     tree = _P.parse(pattern, 0)
     tr = _Translator()
-    forms = tr.seq(tree, tree.state.flags)
+    flags = tree.state.flags
+    forms = tr.seq(tree, flags, _global_context(flags))
     return Translation(
         linear=None if tr.needs_backtracking else forms.linear,
         linear_needs_ascii_text=tr.needs_ascii_text,
