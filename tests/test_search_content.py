@@ -302,3 +302,23 @@ def test_pattern_display_is_cut_and_cleaned_like_reference() -> None:
     pattern = "a/b]c" + "x" * 300
     text = pattern[:200] + "\n" + "other"
     assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
+EDGE_PATTERNS = [
+    r"(?<=\bab)c", r"(?<!\B)x", r"(a)(?<=\1)", r"(?<=(a))\1", r"(?=(\w))\1\1", r"(a)|b(?(1)x|y)", r"(?<=ab|cd)e",
+    r"(?<![a-z]{2})x", r"(?>a|ab)c", r"a++b", r"a*+a", r"(?=a)*b", r"(?=a)+b", r"(?!a){2}b", r"\b*x", r"^*a", r"x{0}",
+    r"(?:)", r"()\1", r"(a?)+?\1b", r"\b", r"\B", r"^\B$", r"(?m)^$", r"\Z", r"\A\Z", r".{3,5}?x", r"[\s\S]", r"(?s).",
+    r"(?x) a b # c", r"(?i)(?<=K)x", r"(?i)\u0130", r"(?i)i", r"(?i)[^i]", r"(?i)ß", r"(?i)ſ", r"(?i)[a-z]+\Z",
+    r"(?i)σ", r"(?i)[Σ]", r"(?i)µ", r"(?i)ǆ", r"(?i)\w\W", r"(?ai)k", r"(?a)\w+", r"(?a)\b\w", r"\x1c", r"\s\S",
+]  # fmt: skip
+EDGE_TEXTS = [
+    "abc\nx\n\n ab c\ncde\naab\nabc",
+    "İi ı I K k \u212a ſ s S ß ẞ ss\nxx\nKx\nΣσς µ Μ μ ǅ ǆ Ǆ",
+    "éx\n²x\n_x\n\u0301x\n\x1cx\r\n\x1f \x85",
+]
+
+
+@pytest.mark.parametrize("pattern", EDGE_PATTERNS)
+def test_edge_patterns_match_reference(pattern: str) -> None:
+    for text in EDGE_TEXTS:
+        check(text, pattern=pattern, context_lines=0)

@@ -383,6 +383,11 @@ class _Translator:
         if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
             lo, hi, sub = av
             f = self.seq(sub, flags, ctx)
+            if _zero_width(sub):
+                # Repeating an assertion: zero times is the empty match, once is enough.
+                if _has_group(sub):
+                    raise UntranslatablePattern("a repeated assertion that captures a group is not supported")
+                return f if lo else _Forms.same("")
             q = _quantifier(lo, hi)
             widened = f"(?:{f.prefilter}){q}"
             if op is _C.MIN_REPEAT:
@@ -434,6 +439,23 @@ class _Translator:
                 self.needs_ascii_text = True
             return _Forms(r"(?-u:\B)", inner, "")
         raise UntranslatablePattern(f"anchor {at} is not supported by the native grep")
+
+
+def _zero_width(items: Iterable[tuple[Any, Any]]) -> bool:
+    """Whether a sequence only holds assertions (anchors, look-around)."""
+    return all(op in (_C.AT, _C.ASSERT, _C.ASSERT_NOT) for op, _ in items)
+
+
+def _has_group(items: Iterable[tuple[Any, Any]]) -> bool:
+    for op, av in items:
+        if op is _C.SUBPATTERN and av[0] is not None:
+            return True
+        for child in av if isinstance(av, (list, tuple)) else ():
+            if isinstance(child, _P.SubPattern) and _has_group(child):
+                return True
+            if isinstance(child, list) and any(isinstance(c, _P.SubPattern) and _has_group(c) for c in child):
+                return True
+    return False
 
 
 def _quantifier(lo: int, hi: int) -> str:
