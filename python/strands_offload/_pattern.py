@@ -528,7 +528,7 @@ def plain_text(pattern: str) -> str | None:
     return "".join(chr(av) for _, av in tree)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def compile_matcher(pattern: str) -> _native.Matcher:
     """The native matcher for a (non-empty) grep pattern, cached per pattern.
 

@@ -22,7 +22,9 @@ use super::{GrepError, TextIndex};
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
 /// Total time the backtracking engine may spend on one search.
 pub const BACKTRACK_TIME_LIMIT: Duration = Duration::from_secs(5);
-/// Compiled-program size limit for the linear engine.
+/// Compiled-program size limit for the engines (room for Python's explicit Unicode
+/// classes under counted repeats such as `\w{100}`); the lazy DFA cache keeps the
+/// crate's default.
 const SIZE_LIMIT: usize = 64 << 20;
 
 /// A pattern as the Python layer translated it.
@@ -81,7 +83,6 @@ impl RegexMatcher {
 fn compile_linear(pattern: &str) -> Result<regex::bytes::Regex, GrepError> {
     regex::bytes::RegexBuilder::new(pattern)
         .size_limit(SIZE_LIMIT)
-        .dfa_size_limit(SIZE_LIMIT)
         .build()
         .map_err(|e| GrepError::Compile(e.to_string()))
 }
