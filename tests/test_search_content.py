@@ -39,7 +39,9 @@ text_st = st.lists(line_st, min_size=0, max_size=25).map("\n".join)
 ATOMS = [
     "a", "b", "ab", "K", "k", "s", "ß", "σ", "İ", "é", "²", ".", r"\w", r"\W", r"\s", r"\S", r"\d",
     r"\D", "[a-c]", "[^a]", "[^\\w]", r"[\d_]", "[ΣσK-L]", r"\.", r"\(", "x", "_", r"\x1c", "\\n",
-    "[^b-z]", r"\u0301", r"\t", "\r", "/", "]", "[]]", r"\]", "-", r"\ufffd",
+    "[^b-z]", r"\u0301", r"\t", "\r", "/", "]", "[]]", r"\]", "-", r"\ufffd", r"\x41", r"\u00e9", r"\0", r"\101",
+    r"\N{LATIN SMALL LETTER E WITH ACUTE}", r"[\u0100-\u02ff]", r"[^\x00-\x7f]", "[a-]", r"[\]a]",
+    "(?#note)", r"[\s\d]",
 ]  # fmt: skip
 ANCHORS = ["^", "$", r"\A", r"\Z", r"\b", r"\B"]
 
@@ -71,7 +73,8 @@ def regex_st(draw: Callable[..., Any], depth: int = 0) -> str:
         rest = draw(regex_st(depth + 1))
         return f"{look}{inner}){rest}" if draw(st.booleans()) else f"{rest}{look}{inner})"
     inner = draw(st.sampled_from(["a", "b", ".", r"\w", "[ab]", "é"]))
-    return f"({inner})" + draw(st.sampled_from([r"\1", r"x?\1", r"(?(1)a|b)"]))
+    tail = draw(st.sampled_from([r"\1", r"x?\1", r"(?(1)a|b)", r"(?P=g)", r"(?(g)\w)"]))
+    return (f"(?P<g>{inner})" if "g" in tail else f"({inner})") + tail
 
 
 FLAGS = ["", "(?i)", "(?a)", "(?s)", "(?m)", "(?x)", "(?ai)"]
