@@ -1,6 +1,9 @@
 """Typed stubs of the compiled module ``strands_offload._native``."""
 
 from collections.abc import Iterable, Sequence
+from typing import final
+
+from typing_extensions import Self
 
 __version__: str
 __all__ = ["__version__"]
@@ -38,3 +41,44 @@ def preview_bounds(
     count: bool = False,
 ) -> tuple[int, int, int, int | None]: ...
 def _count_tokens_bpe_openai(text: str, encoding: str = "cl100k_base") -> int: ...
+
+# grep
+__all__ += ["Matcher", "TextIndex", "search"]
+
+@final
+class TextIndex:
+    """A text (str or UTF-8 bytes) held once with its line index."""
+
+    def __new__(cls, data: str | bytes) -> Self: ...
+    @property
+    def line_count(self) -> int: ...
+    @property
+    def is_empty(self) -> bool: ...
+    @property
+    def is_ascii(self) -> bool: ...
+    @property
+    def byte_length(self) -> int: ...
+
+@final
+class Matcher:
+    """A compiled grep pattern: a literal or a translated regular expression."""
+
+    @staticmethod
+    def literal(needle: bytes) -> Matcher: ...
+    @staticmethod
+    def regex(
+        linear: str | None,
+        linear_needs_ascii_text: bool,
+        backtracking: str,
+        prefilter: str,
+        surrogate_exact: bool,
+    ) -> Matcher: ...
+
+def search(
+    index: TextIndex,
+    pattern: bytes | None,
+    matcher: Matcher | None,
+    line_range: tuple[int, int, str, str] | None,
+    context_lines: int,
+    max_chars: int,
+) -> str: ...

@@ -1,5 +1,217 @@
+//! Python face of the grep core: `TextIndex`, `Matcher`, `search`.
+use offload_core::grep::{self, GrepError, LineRange, MatcherSpec, Query};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// Bytes that live inside an immutable Python object (`bytes`, or the UTF-8 form
+/// CPython caches inside a `str`), kept alive by holding a reference to it.
+struct PyHeldBytes {
+    _owner: Py<PyAny>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointed-to buffer belongs to an immutable Python object (a `bytes`
+// object's storage, or the UTF-8 cache of a `str`, which is never freed or changed
+// while the string lives); `_owner` keeps that object alive for as long as this
+// value exists, and nothing ever writes through the pointer.
+unsafe impl Send for PyHeldBytes {}
+unsafe impl Sync for PyHeldBytes {}
+
+impl AsRef<[u8]> for PyHeldBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: see the `Send`/`Sync` note: valid, immutable, alive while `self` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl PyHeldBytes {
+    fn from_bytes(b: &Bound<'_, PyBytes>) -> Self {
+        let s = b.as_bytes();
+        PyHeldBytes {
+            _owner: b.clone().into_any().unbind(),
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
+    }
+}
+
+fn to_py_err(err: GrepError) -> PyErr {
+    PyValueError::new_err(err.to_string())
+}
+
+/// A text (str or UTF-8 bytes) held once with its line index.
+#[pyclass(frozen, module = "strands_offload._native")]
+pub struct TextIndex {
+    inner: grep::TextIndex<PyHeldBytes>,
+}
+
+#[pymethods]
+impl TextIndex {
+    #[new]
+    fn new(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(s) = data.cast::<PyString>() {
+            match s.to_str() {
+                Ok(text) => {
+                    let held = PyHeldBytes {
+                        _owner: s.clone().into_any().unbind(),
+                        ptr: text.as_ptr(),
+                        len: text.len(),
+                    };
+                    let inner = py
+                        .detach(|| grep::TextIndex::new(held))
+                        .map_err(to_py_err)?;
+                    Ok(TextIndex { inner })
+                }
+                Err(_) => {
+                    // Lone surrogates: keep them, encoded as their own 3-byte sequences.
+                    let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                    let held = PyHeldBytes::from_bytes(encoded.cast::<PyBytes>()?);
+                    let inner = py
+                        .detach(|| grep::TextIndex::from_wtf8(held))
+                        .map_err(to_py_err)?;
+                    Ok(TextIndex { inner })
+                }
+            }
+        } else if let Ok(b) = data.cast::<PyBytes>() {
+            let held = PyHeldBytes::from_bytes(b);
+            match py.detach(|| grep::TextIndex::new(held)) {
+                Ok(inner) => Ok(TextIndex { inner }),
+                Err(err) => {
+                    // Let Python raise its own UnicodeDecodeError (same class, message, offsets).
+                    b.call_method1("decode", ("utf-8", "strict"))?;
+                    Err(to_py_err(err))
+                }
+            }
+        } else {
+            Err(PyTypeError::new_err(format!(
+                "text must be str or bytes, not {}",
+                data.get_type().name()?
+            )))
+        }
+    }
+
+    /// Number of lines, as `len(text.split("\n"))`.
+    #[getter]
+    fn line_count(&self) -> usize {
+        self.inner.line_count()
+    }
+
+    /// Whether the text is empty.
+    #[getter]
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Whether the text is pure ASCII.
+    #[getter]
+    fn is_ascii(&self) -> bool {
+        self.inner.is_ascii()
+    }
+
+    /// Size of the held UTF-8 (or WTF-8) text in bytes.
+    #[getter]
+    fn byte_length(&self) -> usize {
+        self.inner.bytes().len()
+    }
+}
+
+/// A compiled pattern: a literal or a translated regular expression.
+#[pyclass(frozen, module = "strands_offload._native")]
+pub struct Matcher {
+    // Boxed: SIMD searchers need 32-byte alignment, more than Python's allocator
+    // guarantees for the object that holds a pyclass value.
+    inner: Box<grep::Matcher>,
+}
+
+#[pymethods]
+impl Matcher {
+    /// A literal needle (UTF-8, or WTF-8 for lone surrogates).
+    #[staticmethod]
+    fn literal(needle: &[u8]) -> PyResult<Self> {
+        let inner =
+            grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
+        Ok(Matcher {
+            inner: Box::new(inner),
+        })
+    }
+
+    /// A translated regular expression (see `strands_offload._pattern`).
+    #[staticmethod]
+    #[pyo3(signature = (linear, linear_needs_ascii_text, backtracking, prefilter, surrogate_exact))]
+    fn regex(
+        py: Python<'_>,
+        linear: Option<String>,
+        linear_needs_ascii_text: bool,
+        backtracking: String,
+        prefilter: String,
+        surrogate_exact: bool,
+    ) -> PyResult<Self> {
+        let spec = MatcherSpec::Regex {
+            linear,
+            linear_needs_ascii_text,
+            backtracking,
+            prefilter,
+            surrogate_exact,
+        };
+        let inner = py
+            .detach(|| grep::Matcher::compile(spec))
+            .map_err(to_py_err)?;
+        Ok(Matcher {
+            inner: Box::new(inner),
+        })
+    }
+}
+
+/// Runs one grep or page request and returns the formatted output.
+#[pyfunction]
+#[pyo3(signature = (index, pattern, matcher, line_range, context_lines, max_chars))]
+fn search(
+    py: Python<'_>,
+    index: &Bound<'_, TextIndex>,
+    pattern: Option<&[u8]>,
+    matcher: Option<&Bound<'_, Matcher>>,
+    line_range: Option<(i64, i64, String, String)>,
+    context_lines: i64,
+    max_chars: i64,
+) -> PyResult<Py<PyAny>> {
+    let index = index.get();
+    let matcher = matcher.map(|m| m.get());
+    let pattern = match (pattern, matcher) {
+        (Some(p), Some(m)) => Some((p, &*m.inner)),
+        (None, _) => None,
+        (Some(_), None) => return Err(PyTypeError::new_err("a pattern needs a matcher")),
+    };
+    let range = line_range.as_ref().map(|(s, e, st, et)| LineRange {
+        start: *s,
+        end: *e,
+        start_text: st,
+        end_text: et,
+    });
+    let query = Query {
+        pattern,
+        line_range: range,
+        context_lines,
+        max_chars,
+    };
+    let out = py
+        .detach(|| grep::search(&index.inner, &query))
+        .map_err(to_py_err)?;
+    match String::from_utf8(out) {
+        Ok(s) => Ok(PyString::new(py, &s).into_any().unbind()),
+        Err(e) => {
+            let bytes = PyBytes::new(py, e.as_bytes());
+            Ok(bytes
+                .call_method1("decode", ("utf-8", "surrogatepass"))?
+                .unbind())
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TextIndex>()?;
+    m.add_class::<Matcher>()?;
+    m.add_function(wrap_pyfunction!(search, m)?)?;
     Ok(())
 }

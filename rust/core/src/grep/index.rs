@@ -1,0 +1,253 @@
+//! A text held once, with the offsets of its line separators.
+
+use super::GrepError;
+
+/// Bytes per checkpoint of the line index.
+const BLOCK: usize = 4096;
+
+/// A text and its line index.
+///
+/// Lines are what Python's `str.split("\n")` yields: `"\r"` stays on its line, a
+/// trailing `"\n"` gives a last empty line, and the empty text is one empty line.
+///
+/// The index keeps, for every 4 KiB block, how many `"\n"` come before it: built in
+/// one vectorised counting pass (no per-line work), it finds any line's start or any
+/// offset's line by a binary search plus a scan of at most one block, and sequential
+/// walks (search, listing) just step from one `"\n"` to the next.
+///
+/// `S` owns (or borrows) the bytes: UTF-8, or WTF-8 for text that came from a
+/// Python `str` holding lone surrogates (see [`TextIndex::from_wtf8`]).
+#[derive(Debug)]
+pub struct TextIndex<S> {
+    data: S,
+    /// Same length as `data`, every lone surrogate replaced by U+FFFD (both are
+    /// 3 bytes): the regex engines only accept UTF-8. `None` when `data` is UTF-8.
+    replaced: Option<Vec<u8>>,
+    /// `block_newlines[b]` = number of `"\n"` in `data[..b * BLOCK]`.
+    block_newlines: Vec<usize>,
+    newlines: usize,
+    is_ascii: bool,
+}
+
+/// Number of `"\n"` bytes in `s`.
+pub(crate) fn count_newlines(s: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', s).count()
+}
+
+fn checkpoints(data: &[u8]) -> (Vec<usize>, usize) {
+    let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
+    let mut seen = 0;
+    for chunk in data.chunks(BLOCK) {
+        blocks.push(seen);
+        seen += count_newlines(chunk);
+    }
+    (blocks, seen)
+}
+
+fn validate_utf8(data: &[u8]) -> Result<(), GrepError> {
+    if simdutf8::basic::from_utf8(data).is_ok() {
+        return Ok(());
+    }
+    match std::str::from_utf8(data) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(GrepError::InvalidUtf8 {
+            valid_up_to: e.valid_up_to(),
+        }),
+    }
+}
+
+/// Replaces each WTF-8 encoded surrogate (`ED A0..BF 80..BF`) by U+FFFD.
+fn replace_surrogates(data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    let mut i = 0;
+    while let Some(off) = memchr::memchr(0xED, &out[i..]) {
+        let p = i + off;
+        if p + 2 < out.len() && (0xA0..=0xBF).contains(&out[p + 1]) {
+            out[p..p + 3].copy_from_slice("\u{FFFD}".as_bytes());
+            i = p + 3;
+        } else {
+            i = p + 1;
+        }
+    }
+    out
+}
+
+impl<S: AsRef<[u8]>> TextIndex<S> {
+    /// Indexes UTF-8 text, rejecting anything else.
+    pub fn new(data: S) -> Result<Self, GrepError> {
+        validate_utf8(data.as_ref())?;
+        let (block_newlines, newlines) = checkpoints(data.as_ref());
+        let is_ascii = data.as_ref().is_ascii();
+        Ok(TextIndex {
+            data,
+            replaced: None,
+            block_newlines,
+            newlines,
+            is_ascii,
+        })
+    }
+
+    /// Indexes WTF-8 text: UTF-8 in which lone surrogates are encoded as their own
+    /// 3-byte sequences (what Python's `"surrogatepass"` error handler writes).
+    pub fn from_wtf8(data: S) -> Result<Self, GrepError> {
+        if simdutf8::basic::from_utf8(data.as_ref()).is_ok() {
+            return Self::new(data);
+        }
+        let replaced = replace_surrogates(data.as_ref());
+        validate_utf8(&replaced)?;
+        let (block_newlines, newlines) = checkpoints(data.as_ref());
+        Ok(TextIndex {
+            data,
+            replaced: Some(replaced),
+            block_newlines,
+            newlines,
+            is_ascii: false,
+        })
+    }
+
+    /// The stored bytes, exactly as given.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    /// The bytes the regex engines see (valid UTF-8, offsets equal to [`Self::bytes`]).
+    pub fn match_bytes(&self) -> &[u8] {
+        match &self.replaced {
+            Some(r) => r,
+            None => self.data.as_ref(),
+        }
+    }
+
+    /// Whether the text held lone surrogates.
+    pub fn has_surrogates(&self) -> bool {
+        self.replaced.is_some()
+    }
+
+    /// Whether every byte is ASCII.
+    pub fn is_ascii(&self) -> bool {
+        self.is_ascii
+    }
+
+    /// Whether the text is empty (zero bytes).
+    pub fn is_empty(&self) -> bool {
+        self.data.as_ref().is_empty()
+    }
+
+    /// Number of lines, as `len(text.split("\n"))`.
+    pub fn line_count(&self) -> usize {
+        self.newlines + 1
+    }
+
+    /// Byte offset where line `i` (0-based, `i < line_count()`) starts.
+    pub fn line_start(&self, i: usize) -> usize {
+        if i == 0 {
+            return 0;
+        }
+        let n = i - 1; // the n-th newline (0-based) ends line i - 1
+        let block = self.block_newlines.partition_point(|&c| c <= n) - 1;
+        let from = block * BLOCK;
+        let skip = n - self.block_newlines[block];
+        let data = self.data.as_ref();
+        memchr::memchr_iter(b'\n', &data[from..])
+            .nth(skip)
+            .map_or(data.len(), |off| from + off + 1)
+    }
+
+    /// Byte offset where the line that starts (or continues) at `pos` ends.
+    pub fn line_end_from(&self, pos: usize) -> usize {
+        let data = self.data.as_ref();
+        memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |off| pos + off)
+    }
+
+    /// Byte span `[start, end)` of line `i` (0-based), without its `"\n"`.
+    pub fn line_span(&self, i: usize) -> (usize, usize) {
+        let start = self.line_start(i);
+        (start, self.line_end_from(start))
+    }
+
+    /// The bytes of line `i` (0-based), without its `"\n"`.
+    pub fn line(&self, i: usize) -> &[u8] {
+        let (s, e) = self.line_span(i);
+        &self.data.as_ref()[s..e]
+    }
+
+    /// The 0-based line that holds byte offset `pos` (a `"\n"` belongs to the line
+    /// it ends).
+    pub fn line_of(&self, pos: usize) -> usize {
+        if self.block_newlines.is_empty() {
+            return 0;
+        }
+        let block = (pos / BLOCK).min(self.block_newlines.len() - 1);
+        let from = block * BLOCK;
+        self.block_newlines[block] + count_newlines(&self.data.as_ref()[from..pos])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_follow_str_split() {
+        let idx = TextIndex::new("a\r\nb\n\nc\n").unwrap();
+        assert_eq!(idx.line_count(), 5);
+        assert_eq!(idx.line(0), b"a\r");
+        assert_eq!(idx.line(1), b"b");
+        assert_eq!(idx.line(2), b"");
+        assert_eq!(idx.line(3), b"c");
+        assert_eq!(idx.line(4), b"");
+        assert_eq!(idx.line_of(0), 0);
+        assert_eq!(idx.line_of(2), 0);
+        assert_eq!(idx.line_of(3), 1);
+        let empty = TextIndex::new("").unwrap();
+        assert!(empty.is_empty());
+        assert_eq!(empty.line_count(), 1);
+    }
+
+    #[test]
+    fn checkpoints_agree_with_a_plain_split_across_blocks() {
+        for (len, every) in [
+            (0usize, 3usize),
+            (1, 1),
+            (4095, 7),
+            (4096, 4096),
+            (4097, 1),
+            (20_000, 13),
+            (20_000, 5000),
+        ] {
+            let data: Vec<u8> = (0..len)
+                .map(|i| if i % every == every - 1 { b'\n' } else { b'a' })
+                .collect();
+            let idx = TextIndex::new(data.clone()).unwrap();
+            let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+            assert_eq!(idx.line_count(), lines.len());
+            let mut pos = 0;
+            for (i, line) in lines.iter().enumerate() {
+                assert_eq!(idx.line(i), *line);
+                assert_eq!(idx.line_start(i), pos);
+                for p in pos..=pos + line.len() {
+                    if p < data.len() || i + 1 == lines.len() {
+                        assert_eq!(idx.line_of(p), i);
+                    }
+                }
+                pos += line.len() + 1;
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_utf8() {
+        let err = TextIndex::new(&b"ab\xffc"[..]).unwrap_err();
+        assert_eq!(err, GrepError::InvalidUtf8 { valid_up_to: 2 });
+    }
+
+    #[test]
+    fn surrogates_are_replaced_for_matching_only() {
+        // "a" + U+D800 (surrogatepass) + "b"
+        let data = b"a\xed\xa0\x80b".to_vec();
+        let idx = TextIndex::from_wtf8(data.clone()).unwrap();
+        assert!(idx.has_surrogates());
+        assert_eq!(idx.bytes(), &data[..]);
+        assert_eq!(idx.match_bytes(), "a\u{FFFD}b".as_bytes());
+    }
+}

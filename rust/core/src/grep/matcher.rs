@@ -1,0 +1,351 @@
+//! How lines are tested against a pattern.
+//!
+//! Three engines, chosen per pattern (and per text):
+//! - literal: `memchr::memmem` over the whole buffer (patterns the reference
+//!   searches literally);
+//! - linear: the `regex` crate over the whole buffer, in time linear in the text.
+//!   The translated pattern never matches a `"\n"` and uses multi-line anchors, so a
+//!   match always lies inside one line; after a hit the search resumes at the next
+//!   line, so the cost does not depend on how often a line matches;
+//! - backtracking: `fancy-regex` line by line, for look-around, back-references,
+//!   atomic groups and conditionals, with a step limit per line and a time limit
+//!   per search, so that no pattern can run for long.
+
+use std::time::{Duration, Instant};
+
+use memchr::memmem;
+
+use super::index::count_newlines;
+use super::{GrepError, TextIndex};
+
+/// Steps the backtracking engine may take on one line before giving up.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
+/// Total time the backtracking engine may spend on one search.
+pub const BACKTRACK_TIME_LIMIT: Duration = Duration::from_secs(5);
+/// Compiled-program size limit for the engines (room for Python's explicit Unicode
+/// classes under counted repeats such as `\w{100}`); the lazy DFA cache keeps the
+/// crate's default.
+const SIZE_LIMIT: usize = 64 << 20;
+
+/// A pattern as the Python layer translated it.
+#[derive(Debug, Clone)]
+pub enum MatcherSpec {
+    /// Search for these bytes (UTF-8 or WTF-8) literally.
+    Literal(Vec<u8>),
+    /// A translated regular expression.
+    Regex {
+        /// Pattern for the linear engine, if the pattern has no backtracking-only syntax.
+        linear: Option<String>,
+        /// The linear pattern is exact only on ASCII text (it uses an ASCII `\b`).
+        linear_needs_ascii_text: bool,
+        /// Pattern for the backtracking engine (always exact, slower).
+        backtracking: String,
+        /// Linear pattern matching every line the pattern matches (and maybe more):
+        /// lines it rejects are not handed to the backtracking engine.
+        prefilter: String,
+        /// Whether every atom treats lone surrogates and U+FFFD alike.
+        surrogate_exact: bool,
+    },
+}
+
+/// A compiled pattern.
+#[derive(Debug)]
+pub enum Matcher {
+    /// A literal that can never be inside a line (it holds `"\n"`).
+    Never,
+    /// A literal searched with `memmem`.
+    Literal(memmem::Finder<'static>),
+    /// A regular expression.
+    Regex(RegexMatcher),
+}
+
+/// The compiled forms of one regular expression.
+#[derive(Debug)]
+pub struct RegexMatcher {
+    linear: Option<regex::bytes::Regex>,
+    linear_needs_ascii_text: bool,
+    backtracking: Option<fancy_regex::Regex>,
+    prefilter: Option<regex::bytes::Regex>,
+    surrogate_exact: bool,
+}
+
+impl RegexMatcher {
+    /// The linear engine when it is exact on ASCII lines only (ASCII `\b`).
+    fn ascii_line_engine(&self) -> Option<&regex::bytes::Regex> {
+        if self.linear_needs_ascii_text {
+            self.linear.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+fn compile_linear(pattern: &str) -> Result<regex::bytes::Regex, GrepError> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .map_err(|e| GrepError::Compile(e.to_string()))
+}
+
+fn compile_backtracking(pattern: &str) -> Result<fancy_regex::Regex, GrepError> {
+    fancy_regex::RegexBuilder::new(pattern)
+        .backtrack_limit(BACKTRACK_LIMIT)
+        .delegate_size_limit(SIZE_LIMIT)
+        .build()
+        .map_err(|e| GrepError::Compile(e.to_string()))
+}
+
+impl Matcher {
+    /// Compiles a spec. The backtracking form is compiled up front only when it is
+    /// the one that will always be used.
+    pub fn compile(spec: MatcherSpec) -> Result<Matcher, GrepError> {
+        match spec {
+            MatcherSpec::Literal(needle) => {
+                if needle.contains(&b'\n') {
+                    Ok(Matcher::Never)
+                } else {
+                    Ok(Matcher::Literal(memmem::Finder::new(&needle).into_owned()))
+                }
+            }
+            MatcherSpec::Regex {
+                linear,
+                linear_needs_ascii_text,
+                backtracking,
+                prefilter,
+                surrogate_exact,
+            } => {
+                let linear = linear.as_deref().map(compile_linear).transpose()?;
+                // Compile the backtracking form unless the linear one serves every text.
+                let (backtracking, prefilter) = if linear.is_none() || linear_needs_ascii_text {
+                    // A prefilter is only an optimisation: without one every line is tried.
+                    (
+                        Some(compile_backtracking(&backtracking)?),
+                        compile_linear(&prefilter).ok(),
+                    )
+                } else {
+                    (None, None)
+                };
+                Ok(Matcher::Regex(RegexMatcher {
+                    linear,
+                    linear_needs_ascii_text,
+                    backtracking,
+                    prefilter,
+                    surrogate_exact,
+                }))
+            }
+        }
+    }
+
+    /// The 0-based lines in `first..=last` that contain a match, ascending.
+    pub fn matching_lines<S: AsRef<[u8]>>(
+        &self,
+        index: &TextIndex<S>,
+        first: usize,
+        last: usize,
+    ) -> Result<Vec<usize>, GrepError> {
+        let to = index.line_end_from(index.line_start(last));
+        match self {
+            Matcher::Never => Ok(Vec::new()),
+            Matcher::Literal(finder) => {
+                // Literals are searched in the original bytes: WTF-8 is injective, so a
+                // needle with or without surrogates matches exactly where Python's would.
+                let hay = &index.bytes()[..to];
+                Ok(scan(index, first, last, |pos| {
+                    finder.find(&hay[pos..]).map(|off| pos + off)
+                }))
+            }
+            Matcher::Regex(rm) => {
+                if index.has_surrogates() && !rm.surrogate_exact {
+                    return Err(GrepError::SurrogateAmbiguous);
+                }
+                match &rm.linear {
+                    Some(re) if !rm.linear_needs_ascii_text || index.is_ascii() => {
+                        let hay = &index.match_bytes()[..to];
+                        Ok(scan(index, first, last, |pos| {
+                            re.find_at(hay, pos).map(|m| m.start())
+                        }))
+                    }
+                    _ => match &rm.backtracking {
+                        Some(re) => match &rm.prefilter {
+                            Some(pre) => {
+                                let hay = &index.match_bytes()[..to];
+                                let candidates = scan(index, first, last, |pos| {
+                                    pre.find_at(hay, pos).map(|m| m.start())
+                                });
+                                backtrack_lines(re, rm.ascii_line_engine(), index, candidates)
+                            }
+                            None => {
+                                backtrack_lines(re, rm.ascii_line_engine(), index, first..=last)
+                            }
+                        },
+                        None => Err(GrepError::Compile("no engine for this pattern".into())),
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// Runs `find(pos) -> first match start at or after pos` over the buffer, one hit
+/// per line: after a hit in line `i` the search resumes at the start of line `i + 1`.
+/// Line numbers are kept by counting newlines between hits, so the walk costs one
+/// pass over the text however many lines match.
+fn scan<S: AsRef<[u8]>>(
+    index: &TextIndex<S>,
+    first: usize,
+    last: usize,
+    mut find: impl FnMut(usize) -> Option<usize>,
+) -> Vec<usize> {
+    let bytes = index.bytes();
+    let mut lines = Vec::new();
+    let mut pos = index.line_start(first);
+    let mut line = first;
+    while let Some(hit) = find(pos) {
+        line += count_newlines(&bytes[pos..hit]);
+        if line > last {
+            break;
+        }
+        lines.push(line);
+        if line == last {
+            break;
+        }
+        pos = index.line_end_from(hit) + 1;
+        line += 1;
+    }
+    lines
+}
+
+/// Tests each of `lines` (ascending) with the backtracking engine, one line at a time;
+/// an ASCII line goes to `ascii_engine` instead when there is one (a linear form that
+/// is exact on ASCII text).
+fn backtrack_lines<S: AsRef<[u8]>>(
+    re: &fancy_regex::Regex,
+    ascii_engine: Option<&regex::bytes::Regex>,
+    index: &TextIndex<S>,
+    lines: impl IntoIterator<Item = usize>,
+) -> Result<Vec<usize>, GrepError> {
+    let hay = index.match_bytes();
+    let started = Instant::now();
+    let mut matched = Vec::new();
+    // Where the previous line ended, to step to the next one without a lookup.
+    let mut prev: Option<(usize, usize)> = None;
+    for (n, i) in lines.into_iter().enumerate() {
+        if n % 256 == 255 && started.elapsed() > BACKTRACK_TIME_LIMIT {
+            return Err(GrepError::TimeLimit {
+                seconds: BACKTRACK_TIME_LIMIT.as_secs(),
+            });
+        }
+        let s = match prev {
+            Some((line, end)) if line + 1 == i => end + 1,
+            _ => index.line_start(i),
+        };
+        let e = index.line_end_from(s);
+        prev = Some((i, e));
+        if let Some(fast) = ascii_engine {
+            let bytes = &hay[s..e];
+            if bytes.is_ascii() {
+                if fast.is_match(bytes) {
+                    matched.push(i);
+                }
+                continue;
+            }
+        }
+        let line = std::str::from_utf8(&hay[s..e]).map_err(|err| GrepError::InvalidUtf8 {
+            valid_up_to: s + err.valid_up_to(),
+        })?;
+        match re.is_match(line) {
+            Ok(true) => matched.push(i),
+            Ok(false) => {}
+            Err(fancy_regex::Error::RuntimeError(_)) => {
+                return Err(GrepError::BacktrackLimit { line: i + 1 })
+            }
+            Err(other) => return Err(GrepError::Compile(other.to_string())),
+        }
+    }
+    Ok(matched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regex(linear: Option<&str>, backtracking: &str) -> Matcher {
+        Matcher::compile(MatcherSpec::Regex {
+            linear: linear.map(str::to_owned),
+            linear_needs_ascii_text: false,
+            backtracking: backtracking.to_owned(),
+            prefilter: String::new(),
+            surrogate_exact: true,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn one_hit_per_line_and_scope_is_respected() {
+        let idx = TextIndex::new("aa\nb\naXa\n\na").unwrap();
+        let m = regex(Some("a"), "a");
+        assert_eq!(m.matching_lines(&idx, 0, 4).unwrap(), vec![0, 2, 4]);
+        assert_eq!(m.matching_lines(&idx, 1, 3).unwrap(), vec![2]);
+        let lit = Matcher::compile(MatcherSpec::Literal(b"a".to_vec())).unwrap();
+        assert_eq!(lit.matching_lines(&idx, 0, 4).unwrap(), vec![0, 2, 4]);
+        assert_eq!(lit.matching_lines(&idx, 0, 3).unwrap(), vec![0, 2]);
+    }
+
+    #[test]
+    fn empty_matches_at_line_ends_count_for_their_line() {
+        let idx = TextIndex::new("x\n\ny").unwrap();
+        let m = regex(Some("(?m:$)"), "(?m:$)");
+        assert_eq!(m.matching_lines(&idx, 0, 2).unwrap(), vec![0, 1, 2]);
+        let m = regex(Some("(?m:^)y"), "(?m:^)y");
+        assert_eq!(m.matching_lines(&idx, 0, 2).unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn literal_with_newline_never_matches() {
+        let idx = TextIndex::new("a\nb").unwrap();
+        let m = Matcher::compile(MatcherSpec::Literal(b"a\nb".to_vec())).unwrap();
+        assert!(m.matching_lines(&idx, 0, 1).unwrap().is_empty());
+    }
+
+    #[test]
+    fn backtracking_runs_per_line_and_reports_its_limit() {
+        let idx = TextIndex::new("ab\nac\nab").unwrap();
+        let m = regex(None, "a(?=b)");
+        assert_eq!(m.matching_lines(&idx, 0, 2).unwrap(), vec![0, 2]);
+        let text = format!("{}!", "a".repeat(40));
+        let idx = TextIndex::new(text.as_str()).unwrap();
+        let m = regex(None, "(?=x)|(a|aa)*\\1$");
+        assert!(matches!(
+            m.matching_lines(&idx, 0, 0),
+            Err(GrepError::BacktrackLimit { line: 1 })
+        ));
+    }
+
+    #[test]
+    fn surrogate_text_needs_a_surrogate_exact_pattern() {
+        let idx = TextIndex::from_wtf8(b"a\xed\xa0\x80b".to_vec()).unwrap();
+        let m = Matcher::compile(MatcherSpec::Regex {
+            linear: Some("a.b".into()),
+            linear_needs_ascii_text: false,
+            backtracking: "a.b".into(),
+            prefilter: "a.b".into(),
+            surrogate_exact: true,
+        })
+        .unwrap();
+        assert_eq!(m.matching_lines(&idx, 0, 0).unwrap(), vec![0]);
+        let m = Matcher::compile(MatcherSpec::Regex {
+            linear: Some("\u{FFFD}".into()),
+            linear_needs_ascii_text: false,
+            backtracking: "\u{FFFD}".into(),
+            prefilter: "\u{FFFD}".into(),
+            surrogate_exact: false,
+        })
+        .unwrap();
+        assert_eq!(
+            m.matching_lines(&idx, 0, 0),
+            Err(GrepError::SurrogateAmbiguous)
+        );
+        let lit = Matcher::compile(MatcherSpec::Literal(b"\xed\xa0\x80".to_vec())).unwrap();
+        assert_eq!(lit.matching_lines(&idx, 0, 0).unwrap(), vec![0]);
+    }
+}

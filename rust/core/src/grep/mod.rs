@@ -1,0 +1,69 @@
+//! Grep and line-range retrieval over stored text.
+//!
+//! The pieces, one file each:
+//! - [`index`]: a text held once with the byte offsets of its `"\n"` separators, so
+//!   repeated searches and pages of the same content never split it again;
+//! - [`matcher`]: how a line is tested (literal, linear regex over the whole buffer,
+//!   or bounded backtracking line by line);
+//! - [`format`]: the search itself, the visible-line windows, the numbered body and
+//!   the character budget, producing the reference's output byte for byte.
+//!
+//! Text is UTF-8, or "WTF-8" when a Python `str` carried lone surrogates (each one
+//! encoded as its own 3-byte sequence). Every length that reaches the output is
+//! counted in code points, never in bytes.
+
+pub mod format;
+pub mod index;
+pub mod matcher;
+
+pub use format::{search, LineRange, Query};
+pub use index::TextIndex;
+pub use matcher::{Matcher, MatcherSpec};
+
+use std::fmt;
+
+/// Everything that can go wrong while searching or paging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrepError {
+    /// A line range the reference rejects; the text is its exact message.
+    InvalidRange(String),
+    /// The bytes handed in are not UTF-8 (`valid_up_to` bytes were).
+    InvalidUtf8 { valid_up_to: usize },
+    /// A translated pattern that neither engine could compile.
+    Compile(String),
+    /// The backtracking engine gave up on one line.
+    BacktrackLimit { line: usize },
+    /// The backtracking engine ran out of total time on this text.
+    TimeLimit { seconds: u64 },
+    /// The pattern treats a lone surrogate differently from U+FFFD, which the
+    /// text (a Python `str` with lone surrogates) would need.
+    SurrogateAmbiguous,
+}
+
+impl fmt::Display for GrepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrepError::InvalidRange(msg) => f.write_str(msg),
+            GrepError::InvalidUtf8 { valid_up_to } => {
+                write!(f, "text is not valid UTF-8 (first bad byte at offset {valid_up_to})")
+            }
+            GrepError::Compile(msg) => write!(f, "pattern cannot be compiled: {msg}"),
+            GrepError::BacktrackLimit { line } => write!(
+                f,
+                "pattern needs too much backtracking (look-around or back-reference) on line {line}; \
+                 simplify the pattern"
+            ),
+            GrepError::TimeLimit { seconds } => write!(
+                f,
+                "pattern with look-around or back-references took more than {seconds}s on this \
+                 content; simplify the pattern"
+            ),
+            GrepError::SurrogateAmbiguous => f.write_str(
+                "pattern cannot be matched exactly against text that contains lone surrogates \
+                 (it distinguishes them from U+FFFD)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GrepError {}

@@ -1,0 +1,329 @@
+"""Differential tests of search_content against the reference's _search_content."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strands.vended_plugins.context_offloader.search import _is_searchable_content as ref_searchable
+from strands.vended_plugins.context_offloader.search import _search_content as ref_search
+from strands_offload import TextIndex, is_searchable_content, search_content
+from strands_offload._pattern import UntranslatablePattern
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+# Characters where Python's and Rust's notions of word, space, digit or case differ,
+# plus line-structure characters.
+TRICKY = [
+    "a", "b", "c", "A", "B", "k", "K", "s", "S", "_", "1", "0", " ", "\t", "\r", "\x0b", "\x0c",
+    "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000", "é", "É", "²", "½", "٣", "\u0301", "\u0903",
+    "Σ", "σ", "ς", "İ", "ı", "ß", "ẞ", "\u212a", "\u017f", "µ", "Μ", "ǅ", "中", "😀", "𝟘", "/", "]",
+    "\ufffd", "-", ".", "(", "x", "y",
+]  # fmt: skip
+
+line_st = st.one_of(
+    st.text(alphabet=st.sampled_from(TRICKY), max_size=12),
+    st.text(max_size=8).filter(lambda s: "\n" not in s),
+    st.builds(lambda s, n: s * n, st.text(alphabet="ab ", min_size=1, max_size=3), st.integers(50, 400)),
+)
+text_st = st.lists(line_st, min_size=0, max_size=25).map("\n".join)
+
+ATOMS = [
+    "a", "b", "ab", "K", "k", "s", "ß", "σ", "İ", "é", "²", ".", r"\w", r"\W", r"\s", r"\S", r"\d",
+    r"\D", "[a-c]", "[^a]", "[^\\w]", r"[\d_]", "[ΣσK-L]", r"\.", r"\(", "x", "_", r"\x1c", "\\n",
+    "[^b-z]", r"\u0301", r"\t", "\r", "/", "]", "[]]", r"\]", "-", r"\ufffd", r"\x41", r"\u00e9", r"\0", r"\101",
+    r"\N{LATIN SMALL LETTER E WITH ACUTE}", r"[\u0100-\u02ff]", r"[^\x00-\x7f]", "[a-]", r"[\]a]",
+    "(?#note)", r"[\s\d]",
+]  # fmt: skip
+ANCHORS = ["^", "$", r"\A", r"\Z", r"\b", r"\B"]
+
+
+@st.composite
+def regex_st(draw: Callable[..., Any], depth: int = 0) -> str:
+    kind = draw(st.integers(0, 9 if depth < 2 else 3))
+    if kind <= 2:
+        return str(draw(st.sampled_from(ATOMS)))
+    if kind == 3:
+        return str(draw(st.sampled_from(ANCHORS)))
+    if kind == 4:
+        parts = draw(st.lists(regex_st(depth + 1), min_size=2, max_size=4))
+        return "".join(parts)
+    if kind == 5:
+        parts = draw(st.lists(regex_st(depth + 1), min_size=2, max_size=3))
+        return "|".join(parts)
+    if kind == 6:
+        inner = draw(regex_st(depth + 1))
+        opener = draw(st.sampled_from(["(", "(?:", "(?i:", "(?a:", "(?u:", "(?-i:", "(?P<g>"]))
+        return f"{opener}{inner})"
+    if kind == 7:
+        inner = draw(regex_st(depth + 1))
+        q = draw(st.sampled_from(["*", "+", "?", "{2}", "{1,3}", "*?", "+?", "??", "{0,2}?", "{2,}"]))
+        return f"(?:{inner}){q}"
+    if kind == 8:
+        inner = draw(st.sampled_from(["a", "b", r"\w", "[ab]", "k", "é", " ", r"\d"]))
+        look = draw(st.sampled_from(["(?=", "(?!", "(?<=", "(?<!"]))
+        rest = draw(regex_st(depth + 1))
+        return f"{look}{inner}){rest}" if draw(st.booleans()) else f"{rest}{look}{inner})"
+    inner = draw(st.sampled_from(["a", "b", ".", r"\w", "[ab]", "é"]))
+    tail = draw(st.sampled_from([r"\1", r"x?\1", r"(?(1)a|b)", r"(?P=g)", r"(?(g)\w)"]))
+    return (f"(?P<g>{inner})" if "g" in tail else f"({inner})") + tail
+
+
+FLAGS = ["", "(?i)", "(?a)", "(?s)", "(?m)", "(?x)", "(?ai)"]
+INVALID = ["(", "[", r"\p{L}", "(?<n>x)", "*a", "a{2,1}", r"\k", "(?P=zz)", "a)", "[z-a]", "(?i", r"\1"]
+NESTED = ["(a+)+", "(a*)*", "(?:x+ ) +", "(ab*)\t*c", "(é+)+$"]
+
+pattern_st = st.one_of(
+    st.builds(lambda f, p: f + p, st.sampled_from(FLAGS), regex_st()),
+    st.sampled_from(INVALID + NESTED),
+    st.text(alphabet=st.sampled_from(TRICKY + list("()[]{}*+?|\\^$.")), min_size=1, max_size=10),
+    st.builds(lambda p, n: p * n, st.sampled_from(["ab", "a|", "(?:a)", "é"]), st.integers(60, 120)),
+)
+
+
+def outcome(fn: Callable[..., str], *args: Any, **kwargs: Any) -> tuple[str, str]:
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome under test
+        return (type(exc).__name__, str(exc))
+
+
+def allowed_refusal(pattern: str, ours: tuple[str, str]) -> bool:
+    """Our documented refusals: case-insensitive back-references, scoped (?a:) / (?u:)."""
+    if ours[0] != "UntranslatablePattern":
+        return False
+    if "scoped ASCII/Unicode" in ours[1]:
+        return "(?a:" in pattern or "(?u:" in pattern
+    return "back-reference" in ours[1] and ("(?i" in pattern or "(?ai)" in pattern)
+
+
+def check(text: str, **kwargs: Any) -> None:
+    expected = outcome(ref_search, text, **kwargs)
+    for given_text in (text, text.encode("utf-8")):
+        got = outcome(search_content, given_text, **kwargs)
+        if allowed_refusal(kwargs.get("pattern") or "", got):
+            continue
+        assert got == expected, (text, kwargs)
+
+
+range_st = st.one_of(st.none(), st.tuples(st.integers(-2, 30), st.integers(-2, 40)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=text_st, pattern=pattern_st, line_range=range_st, context=st.integers(-2, 4), budget=st.integers(-50, 400))
+def test_pattern_search_matches_reference(
+    text: str, pattern: str, line_range: tuple[int, int] | None, context: int, budget: int
+) -> None:
+    check(text, pattern=pattern, line_range=line_range, context_lines=context, max_chars=budget)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=text_st, line_range=range_st, budget=st.integers(-50, 600), pattern=st.sampled_from([None, ""]))
+def test_listing_matches_reference(text: str, line_range: tuple[int, int] | None, budget: int, pattern: str) -> None:
+    check(text, pattern=pattern, line_range=line_range, max_chars=budget)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=text_st, pattern=st.builds(lambda f, p: f + p, st.sampled_from(FLAGS), regex_st()))
+def test_default_arguments_match_reference(text: str, pattern: str) -> None:
+    check(text, pattern=pattern)
+
+
+# --- real text from the machine ------------------------------------------------
+
+STDLIB = Path(os.__file__).parent
+REAL_FILES = ["re/_parser.py", "textwrap.py", "json/encoder.py", "unicodedata.py", "difflib.py", "locale.py"]
+REAL_PATTERNS = [
+    "def ", "import", r"def \w+\(", "(?i)error", r"^\s*#", r"\bself\b", "import|from|return", r"(?<=def )\w+",
+    r"(\w)\1", r"[A-Z_]{4,}", r"\s+$", r"^$", "x", "zzzz_not_there", r"\d+\.\d+", "'", r"(?i)\bunicode\b",
+    r"[^\x00-\x7f]", "é", r"\B_\B", r"(?m)^class\b", r"\(self(?:, \w+)*\)", "(a+)+", r"\p{L}", r"(?x) d e f",
+]  # fmt: skip
+
+
+def _real_texts() -> list[str]:
+    out = []
+    for name in REAL_FILES:
+        path = STDLIB / name
+        if path.exists():
+            out.append(path.read_text(encoding="utf-8"))
+    return out
+
+
+@pytest.mark.parametrize("pattern", REAL_PATTERNS)
+def test_real_stdlib_sources(pattern: str) -> None:
+    texts = _real_texts()
+    assert texts
+    for text in texts:
+        index = TextIndex(text.encode("utf-8"))
+        for kwargs in (
+            {"pattern": pattern},
+            {"pattern": pattern, "context_lines": 0, "max_chars": 40_000},
+            {"pattern": pattern, "line_range": (100, 300), "context_lines": 2},
+        ):
+            expected = outcome(ref_search, text, **kwargs)
+            assert outcome(search_content, index, **kwargs) == expected
+            assert outcome(search_content, text, **kwargs) == expected
+
+
+def test_real_text_pages() -> None:
+    for text in _real_texts():
+        index = TextIndex(text)
+        n = index.line_count
+        for rng in [(1, 100), (n // 2, n // 2 + 99), (n, n + 50), (n - 3, 10**9)]:
+            for budget in (10_000, 40_000, 500):
+                assert search_content(index, line_range=rng, max_chars=budget) == ref_search(
+                    text, line_range=rng, max_chars=budget
+                )
+
+
+# --- inputs, errors and edge cases --------------------------------------------
+
+
+def test_invalid_utf8_raises_the_same_decode_error() -> None:
+    data = b"ok line\n\xff\xfe broken"
+    with pytest.raises(UnicodeDecodeError) as ours:
+        search_content(data, pattern="ok")
+    with pytest.raises(UnicodeDecodeError) as python:
+        data.decode("utf-8")
+    assert ours.value.args == python.value.args
+
+
+def test_huge_and_odd_range_bounds() -> None:
+    text = "a\nb\nc"
+    for rng in [(2**70, 2**71), (2**71, 2**70), (1, 2**80), (-(2**80), 3), (True, 2), (2, -(2**90))]:
+        assert outcome(search_content, text, line_range=rng) == outcome(ref_search, text, line_range=rng)
+        assert outcome(search_content, text, pattern="b", line_range=rng) == outcome(
+            ref_search, text, pattern="b", line_range=rng
+        )
+    assert outcome(search_content, text, line_range=(0.5, 2)) == outcome(ref_search, text, line_range=(0.5, 2))
+    assert outcome(search_content, "", line_range=(0, 0)) == outcome(ref_search, "", line_range=(0, 0))
+
+
+def test_huge_budgets_and_context() -> None:
+    text = "\n".join(f"line {i}" for i in range(50))
+    for budget, ctx in [(2**80, 2**80), (-(2**80), -(2**80)), (0, 0), (1, 1)]:
+        assert search_content(text, pattern="7", max_chars=budget, context_lines=ctx) == ref_search(
+            text, pattern="7", max_chars=budget, context_lines=ctx
+        )
+
+
+def test_lone_surrogates_in_str_text() -> None:
+    text = "a\ud800b\nplain\n\udfff\n\ufffd"
+    for pattern in ["a.b", "[^x]", r"\W", "a", "\ud800", "a\ud800", r"^.$", r"\w\W\w", None]:
+        assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+    # A pattern that tells a surrogate from U+FFFD cannot be run exactly: clear error.
+    with pytest.raises(ValueError, match="lone surrogates"):
+        search_content(text, pattern="\ufffd+")
+    # Without surrogates in the text the same pattern works.
+    assert search_content("x\ufffd", pattern="\ufffd+") == ref_search("x\ufffd", pattern="\ufffd+")
+    # Surrogates in the pattern display survive.
+    assert search_content("q", pattern="\udcff(") == ref_search("q", pattern="\udcff(")
+
+
+def test_cached_index_gives_same_answers_repeatedly() -> None:
+    text = "\n".join(f"{i} alpha beta" if i % 7 else f"{i} gamma" for i in range(1000))
+    index = TextIndex(text)
+    assert index.line_count == 1000
+    for _ in range(3):
+        assert search_content(index, pattern="gamma", context_lines=1) == ref_search(
+            text, pattern="gamma", context_lines=1
+        )
+        assert search_content(index, line_range=(500, 599)) == ref_search(text, line_range=(500, 599))
+
+
+def test_catastrophic_pattern_on_linear_path_returns_quickly() -> None:
+    text = "\n".join(["a" * 3000] * 50)
+    start = time.perf_counter()
+    out = search_content(text, pattern="(a|aa)*c")
+    assert time.perf_counter() - start < 2.0
+    assert out == "No matches found for pattern '(a|aa)*c' (searched 50 lines)."
+    start = time.perf_counter()
+    out = search_content(text, pattern="(.*a){20}$")
+    assert time.perf_counter() - start < 2.0
+    assert out.startswith("[50 matches for /(.*a){20}$/]")
+
+
+def test_backtracking_limit_gives_a_clear_error_quickly() -> None:
+    text = "a" * 40 + "!"
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="backtracking"):
+        search_content(text, pattern=r"(?=x)|(a|aa)*\1$")
+    assert time.perf_counter() - start < 5.0
+
+
+def test_scoped_type_flags_are_refused_clearly() -> None:
+    # CPython: neither (?a:\w) nor (?a:\W) finds "²" (its search prefix uses the outer flags).
+    for pattern in [r"(?a:\w)", r"(?a)(?u:\w)+"]:
+        with pytest.raises(UntranslatablePattern, match="scoped"):
+            search_content("²", pattern=pattern)
+
+
+def test_case_insensitive_backreference_is_refused_clearly() -> None:
+    with pytest.raises(UntranslatablePattern, match="back-reference"):
+        search_content("aA", pattern=r"(?i)(a)\1")
+
+
+def test_range_error_wins_over_pattern_refusal() -> None:
+    assert outcome(search_content, "a\nb", pattern=r"(?i)(a)\1", line_range=(5, 6)) == outcome(
+        ref_search, "a\nb", pattern=r"(?i)(a)\1", line_range=(5, 6)
+    )
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "text/x-log",
+        "application/json",
+        "application/xml",
+        "application/pdf",
+        "image/png",
+        "",
+        "TEXT/plain",
+    ],
+)
+def test_is_searchable_content_matches_reference(content_type: str) -> None:
+    assert is_searchable_content(content_type) == ref_searchable(content_type)
+
+
+def test_type_errors() -> None:
+    with pytest.raises(TypeError):
+        search_content(123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        search_content("abc", pattern=b"a")  # type: ignore[arg-type]
+
+
+def test_pattern_display_is_cut_and_cleaned_like_reference() -> None:
+    pattern = "a/b]c" + "x" * 300
+    text = pattern[:200] + "\n" + "other"
+    assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
+EDGE_PATTERNS = [
+    r"(?<=\bab)c", r"(?<!\B)x", r"(a)(?<=\1)", r"(?<=(a))\1", r"(?=(\w))\1\1", r"(a)|b(?(1)x|y)", r"(?<=ab|cd)e",
+    r"(?<![a-z]{2})x", r"(?>a|ab)c", r"a++b", r"a*+a", r"(?=a)*b", r"(?=a)+b", r"(?!a){2}b", r"\b*x", r"^*a", r"x{0}",
+    r"(?:)", r"()\1", r"(a?)+?\1b", r"\b", r"\B", r"^\B$", r"(?m)^$", r"\Z", r"\A\Z", r".{3,5}?x", r"[\s\S]", r"(?s).",
+    r"(?x) a b # c", r"(?i)(?<=K)x", r"(?i)\u0130", r"(?i)i", r"(?i)[^i]", r"(?i)ß", r"(?i)ſ", r"(?i)[a-z]+\Z",
+    r"(?:(?:\b)?)*", r"(?:)*", r"()*", r"()*\1", r"(?:\b|^)+x", r"(?:(?=a)|(?!b))*c", r"(?=(a))*\1", r"(?=(a))*?\1",
+    r"(?=(a))*+\1", r"(?:\B)*?x", r"(?i)σ", r"(?i)[Σ]", r"(?i)µ", r"(?i)ǆ", r"(?i)\w\W", r"(?ai)k",
+    r"(?a)\w+", r"(?a)\b\w", r"\x1c", r"\s\S",
+]  # fmt: skip
+EDGE_TEXTS = [
+    "abc\nx\n\n ab c\ncde\naab\nabc",
+    "İi ı I K k \u212a ſ s S ß ẞ ss\nxx\nKx\nΣσς µ Μ μ ǅ ǆ Ǆ",
+    "éx\n²x\n_x\n\u0301x\n\x1cx\r\n\x1f \x85",
+]
+
+
+@pytest.mark.parametrize("pattern", EDGE_PATTERNS)
+def test_edge_patterns_match_reference(pattern: str) -> None:
+    for text in EDGE_TEXTS:
+        check(text, pattern=pattern, context_lines=0)
