@@ -1,0 +1,106 @@
+"""Keyword search: same tokens, scores and order as the reference on the same data."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import strands.storage as ref_storage
+import strands.storage.search.keyword as ref_keyword
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands.types.exceptions import StorageError
+from strands_offload.storage import InMemoryStorage
+from strands_offload.storage.search import KeywordSearchStrategy
+from strands_offload.storage.search.keyword import STOP_WORDS, token_overlap_score, tokenize
+
+PIECES = st.sampled_from(
+    [
+        "Alpha",
+        "beta",
+        "ΣΊΣΥΦΟΣ",
+        "σίσυφος",
+        "x²",
+        "İstanbul",
+        "naïve",
+        "the",
+        "What",
+        "md",
+        "notes",
+        "_id",
+        "a1",
+        "日本語",
+        "ß",
+        "ﬁle",
+        " ",
+        "  ",
+        "\n",
+        "-",
+        ".",
+        "/",
+        "é",
+        "\t",
+        "🙂",
+        "Ǆ",
+    ]
+)
+TEXT = st.lists(PIECES, max_size=10).map("".join)
+KEY = st.lists(
+    st.sampled_from(["notes", "auth.md", ".hidden", "a.b.c", "x.", "dir.v1", "Alpha", "ΣΟΣ.txt"]),
+    min_size=1,
+    max_size=3,
+).map("/".join)
+
+
+def test_stop_words_are_the_reference_list() -> None:
+    assert STOP_WORDS == ref_keyword.STOP_WORDS and len(STOP_WORDS) == 122
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, TEXT)
+def test_tokenize_and_overlap_match_reference(query: str, content: str) -> None:
+    assert tokenize(content) == ref_keyword.tokenize(content)
+    tokens = tokenize(query)
+    assert token_overlap_score(tokens, content) == ref_keyword.token_overlap_score(tokens, content)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(KEY, st.one_of(TEXT.map(str.encode), st.binary(max_size=12)), max_size=12), TEXT)
+def test_search_results_match_reference(entries: dict[str, bytes], query: str) -> None:
+    async def both() -> tuple[Any, Any]:
+        ours, theirs = InMemoryStorage(), ref_storage.InMemoryStorage()
+        for key, value in entries.items():
+            await ours.write(key, value)
+            await theirs.write(key, value)
+        mine = await KeywordSearchStrategy().search(ours, query)
+        reference = await ref_keyword.KeywordSearchStrategy().search(theirs, query)
+        return mine, reference
+
+    mine, reference = asyncio.run(both())
+    assert mine == reference
+    assert [r.key for r in mine] == [r.key for r in reference]
+
+
+class _Flaky(InMemoryStorage):
+    async def read(self, key: str) -> bytes | None:
+        if key == "broken":
+            raise StorageError("Failed to read 'broken'")
+        return await super().read(key)
+
+
+def test_unreadable_entries_are_skipped_and_ties_keep_key_order() -> None:
+    async def scenario() -> list[tuple[str, float]]:
+        storage = _Flaky()
+        for key, text in [("c", b"alpha"), ("broken", b"alpha beta"), ("b", b"alpha beta"), ("a", b"alpha")]:
+            await storage.write(key, text)
+        return [(r.key, r.score) for r in await storage.search("the alpha beta")]
+
+    assert asyncio.run(scenario()) == [("b", 2), ("a", 1), ("c", 1)]
+
+
+def test_stop_word_only_query_touches_nothing() -> None:
+    class Untouchable:
+        async def list(self, query: str = "") -> list[str]:
+            raise AssertionError("listed")
+
+    assert asyncio.run(KeywordSearchStrategy().search(Untouchable(), "what is the")) == []  # type: ignore[arg-type]
