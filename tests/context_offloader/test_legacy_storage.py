@@ -283,7 +283,7 @@ def test_host_default_sandbox_is_atomic(tmp_path: Path, monkeypatch: pytest.Monk
     name = run(storage.store("k", b"v"))
     assert (tmp_path / "art" / name).read_bytes() == b"v"
     with monkeypatch.context() as patched:
-        patched.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError("crash")))
+        patched.setattr(os, "replace", lambda *a, **k: (_ for _ in ()).throw(OSError("crash")))
         with pytest.raises(OSError):
             run(storage.store("k2", b"v2"))
     sidecar = json.loads((tmp_path / "art" / ".metadata.json").read_text())

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, overload
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 from strands.types.exceptions import StorageError
 
-from ._atomic import INTERNAL_PREFIX, atomic_write, is_within
+from . import _hostfs
+from ._atomic import INTERNAL_PREFIX
 from ._keys import normalize_key, normalize_prefix
 from .search.keyword import KeywordSearchStrategy
 from .storage import _NAMESPACED, StorageSearchResult
@@ -42,8 +43,11 @@ class LocalFileStorage:
     the write is one ``sandbox.write_file`` call, as atomic as that sandbox makes it, and sandboxed
     writes are never indexed (the host is not touched).
 
-    Keys are validated (no ``..`` segment, backslash or NUL); on the host, a key whose path
-    resolves outside ``base_dir`` through a symlink is refused with ``StorageError``.
+    Keys are validated (no ``..`` segment, backslash or NUL). On the host, paths are opened one
+    directory at a time without following symlinks; a symlink found inside ``base_dir`` is followed
+    only if its resolved target stays inside, otherwise the operation fails with ``StorageError``.
+    A symlink at the key itself is replaced by ``write`` and removed by ``delete`` (its target is
+    never touched), as in the reference.
 
     Args:
         base_dir: Root directory (normalised with ``os.path.normpath``).
@@ -122,12 +126,9 @@ class LocalFileStorage:
 
     # -- paths --------------------------------------------------------------------------------
 
-    def _path(self, key: str, canonical: str) -> str:
-        """Map a canonical key to its file; on the host, refuse paths leaving ``base_dir``."""
-        path = os.path.join(self._base_dir, canonical)
-        if self._host and not is_within(path, self._base_dir):
-            raise StorageError(f"Invalid storage key '{key}': it resolves outside the storage directory")
-        return path
+    def _path(self, canonical: str) -> str:
+        """Map a canonical key to the path handed to the sandbox."""
+        return os.path.join(self._base_dir, canonical)
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -139,15 +140,13 @@ class LocalFileStorage:
                 or if indexing fails after the write.
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
         sandbox = self._sandbox
         try:
-            if sandbox is not None and not self._host:
-                await sandbox.write_file(path, bytes(data))
+            if not self._host:
+                assert sandbox is not None
+                await sandbox.write_file(self._path(canonical), bytes(data))
                 return
-            target = path if sandbox is None else os.path.abspath(path)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            atomic_write(target, data, durable=self._durable)
+            _hostfs.write(self._base_dir, canonical, key, data, durable=self._durable)
         except StorageError:
             raise
         except Exception as error:
@@ -168,13 +167,12 @@ class LocalFileStorage:
             StorageError: For an invalid or escaping key, or a failed read (e.g. a directory).
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
         try:
-            if self._sandbox is not None:
-                content: bytes = await self._sandbox.read_file(path)
+            if not self._host:
+                assert self._sandbox is not None
+                content: bytes = await self._sandbox.read_file(self._path(canonical))
                 return content
-            with open(path, "rb") as handle:
-                return handle.read()
+            return _hostfs.read(self._base_dir, canonical, key)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except StorageError:
@@ -189,12 +187,12 @@ class LocalFileStorage:
             StorageError: For an invalid or escaping key, or a failed removal.
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
         try:
-            if self._sandbox is not None:
-                await self._sandbox.remove_file(path)
+            if not self._host:
+                assert self._sandbox is not None
+                await self._sandbox.remove_file(self._path(canonical))
             else:
-                os.unlink(path)
+                _hostfs.delete(self._base_dir, canonical, key)
         except (FileNotFoundError, NotADirectoryError):
             return
         except StorageError:
