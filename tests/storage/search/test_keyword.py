@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strands.types.exceptions import StorageError
 from strands_offload.storage import InMemoryStorage
 from strands_offload.storage.search import KeywordSearchStrategy
-from strands_offload.storage.search.keyword import STOP_WORDS, token_overlap_score, tokenize
+from strands_offload.storage.search.keyword import STOP_WORDS, _Scorer, token_overlap_score, tokenize
 
 PIECES = st.sampled_from(
     [
@@ -104,3 +104,28 @@ def test_stop_word_only_query_touches_nothing() -> None:
             raise AssertionError("listed")
 
     assert asyncio.run(KeywordSearchStrategy().search(Untouchable(), "what is the")) == []  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=200), st.lists(st.text(max_size=6), max_size=5))
+def test_native_scorer_agrees_with_python_re_on_any_text(key: str, content: str, extra: list[str]) -> None:
+    """The Rust word splitter must find the reference's words on arbitrary Unicode."""
+    query = ref_keyword.tokenize(" ".join([*extra, content[:20], key[:5]])) - ref_keyword.STOP_WORDS
+    expected = ref_keyword.token_overlap_score(query, f"{key} {content}")
+    assert _Scorer(query).score(key + ".x", content.encode("utf-8", "surrogatepass")) == expected or (
+        # Lone surrogates in the content do not survive the UTF-8 round trip of the reference either.
+        any(0xD800 <= ord(c) <= 0xDFFF for c in content)
+    )
+
+
+def test_native_word_table_covers_every_code_point() -> None:
+    """Every code point, lower-cased, as a would-be word between dashes: same count as Python ``re``."""
+    import sys
+
+    pieces = [chr(code).lower() for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF]
+    pieces = [piece for piece in pieces if "-" not in piece]
+    text = "-".join(pieces)
+    query = set(pieces)
+    expected = ref_keyword.token_overlap_score(query, text)
+    assert expected > 100_000
+    assert _Scorer(query).score("", text.encode()) == expected
