@@ -19,7 +19,6 @@ import pytest
 import strands.storage as ref_storage
 import strands.storage.search as ref_search
 import strands.vended_plugins.context_offloader.storage as ref_legacy
-
 import strands_offload.context_offloader as our_legacy
 import strands_offload.storage as our_storage
 import strands_offload.storage.search as our_search
@@ -99,8 +98,9 @@ def test_read(benchmark: Any, kind: str, impl: str, tmp_path: Path, request: pyt
 
 @pytest.mark.parametrize(("kind", "impl"), [case for case in CASES if case[1] != "native-nofsync"])
 def test_list(benchmark: Any, kind: str, impl: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    storage = _unified(kind, impl if impl != "native" or kind != "file" else "native-nofsync", tmp_path,
-                       _endpoint(kind, request))
+    storage = _unified(
+        kind, impl if impl != "native" or kind != "file" else "native-nofsync", tmp_path, _endpoint(kind, request)
+    )
     benchmark.group = f"list 1,000 keys: {kind}"
     count = 1000
 
@@ -117,8 +117,9 @@ def test_list(benchmark: Any, kind: str, impl: str, tmp_path: Path, request: pyt
 
 @pytest.mark.parametrize(("kind", "impl"), [case for case in CASES if case[1] != "native-nofsync"])
 def test_keyword_search(benchmark: Any, kind: str, impl: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    storage = _unified(kind, impl if impl != "native" or kind != "file" else "native-nofsync", tmp_path,
-                       _endpoint(kind, request))
+    storage = _unified(
+        kind, impl if impl != "native" or kind != "file" else "native-nofsync", tmp_path, _endpoint(kind, request)
+    )
     benchmark.group = f"keyword search 200 docs x ~4 KiB: {kind}"
     rng = random.Random(7)
 
@@ -170,14 +171,17 @@ def test_bm25_index_and_search(benchmark: Any, kind: str, impl: str, tmp_path: P
     benchmark.pedantic(work, rounds=3, iterations=1)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("kind", ["memory", "file"])
+@pytest.mark.parametrize(
+    ("kind", "impl"), [("memory", "reference"), ("memory", "native"), *[("file", i) for i in FILE_IMPLS]]
+)
 def test_legacy_store_retrieve(benchmark: Any, kind: str, impl: str, tmp_path: Path) -> None:
-    package = ref_legacy if impl == "reference" else our_legacy
+    package: Any = ref_legacy if impl == "reference" else our_legacy
     benchmark.group = f"legacy store+retrieve 100 x 1 KiB: {kind}"
+    extra = {"durable": False} if impl == "native-nofsync" else {}
 
     def work() -> None:
-        backend = package.InMemoryStorage() if kind == "memory" else package.FileStorage(str(tmp_path / uuid.uuid4().hex))
+        directory = str(tmp_path / uuid.uuid4().hex)
+        backend = package.InMemoryStorage() if kind == "memory" else package.FileStorage(directory, **extra)
 
         async def run() -> None:
             refs = [await backend.store(f"tool{i}_0", VALUE) for i in range(100)]

@@ -28,6 +28,19 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def test_signatures_match_reference() -> None:
+    import inspect
+
+    for name in ("InMemoryStorage", "FileStorage", "S3Storage"):
+        ours, theirs = inspect.signature(getattr(ours_pkg, name)), inspect.signature(getattr(ref, name))
+        for param in theirs.parameters.values():
+            mine = ours.parameters[param.name]
+            assert (mine.kind, mine.default) == (param.kind, param.default), (name, param.name)
+        extra = [p for p in ours.parameters.values() if p.name not in theirs.parameters]
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in extra), name
+        assert [p for p in ours.parameters if p in theirs.parameters] == list(theirs.parameters)
+
+
 def test_exports() -> None:
     assert set(ours_pkg.__all__) >= {"FileStorage", "InMemoryStorage", "S3Storage", "Storage"}
     for backend in (InMemoryStorage(), FileStorage("unused")):

@@ -184,12 +184,17 @@ class FileStorage:
     Args:
         artifact_dir: Directory for the files (created on first store).
         sandbox: Route file operations through this sandbox.
+        durable: Keyword-only extension; ``False`` skips the ``fsync`` calls on the host (writes
+            stay atomic against process crashes but a power loss may lose the latest stores).
     """
 
     _METADATA_FILE = ".metadata.json"
 
-    def __init__(self, artifact_dir: str = "./artifacts", *, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self, artifact_dir: str = "./artifacts", *, sandbox: Sandbox | None = None, durable: bool = True
+    ) -> None:
         self._artifact_dir = Path(artifact_dir)
+        self._durable = durable
         self._sandbox = sandbox
         self._host = _is_host(sandbox)
         self._counter = 0
@@ -209,7 +214,7 @@ class FileStorage:
         """
         if self._sandbox is not None:
             return self
-        return FileStorage(str(self._artifact_dir), sandbox=sandbox)
+        return FileStorage(str(self._artifact_dir), sandbox=sandbox, durable=self._durable)
 
     # -- names and paths ----------------------------------------------------------------------
 
@@ -287,7 +292,7 @@ class FileStorage:
                 for name, value in on_disk.items():
                     self._content_types.setdefault(name, value)
                 text = json.dumps(self._content_types)
-            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"))
+            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"), durable=self._durable)
 
     # -- store --------------------------------------------------------------------------------
 
@@ -316,7 +321,7 @@ class FileStorage:
         os.makedirs(self._host_path(""), exist_ok=True)
         while True:
             filename = self._next_name(stem, ext)
-            if atomic_create(self._host_path(filename), content):
+            if atomic_create(self._host_path(filename), content, durable=self._durable):
                 break
             logger.debug("filename=<%s> | name already taken, trying the next counter", filename)
         self._save_host_sidecar(filename, content_type)
