@@ -14,4 +14,26 @@ try:
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = _native.__version__
 
-__all__ = ["__version__"]
+# -- storage area: unified storage backends and search strategies --
+from .storage import InMemoryStorage, LocalFileStorage, S3Storage, Storage  # noqa: E402
+from .storage.search import (  # noqa: E402
+    Bm25SearchStrategy,
+    Bm25SearchStrategyConfig,
+    KeywordSearchStrategy,
+    SearchStrategy,
+    StorageSearchResult,
+)
+
+__all__ = [
+    "__version__",
+    # storage area
+    "Bm25SearchStrategy",
+    "Bm25SearchStrategyConfig",
+    "InMemoryStorage",
+    "KeywordSearchStrategy",
+    "LocalFileStorage",
+    "S3Storage",
+    "SearchStrategy",
+    "Storage",
+    "StorageSearchResult",
+]
