@@ -35,8 +35,9 @@ def _document(rng: random.Random, words: int = 600) -> bytes:
     return " ".join(rng.choice(WORDS) + str(rng.randrange(50)) for _ in range(words)).encode()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def s3_endpoint() -> Iterator[str]:
+    """A fresh moto server per benchmark, so neither member runs against a fuller server."""
     server = start_moto()
     yield endpoint_of(server)
     stop_moto(server)
