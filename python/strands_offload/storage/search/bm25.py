@@ -33,6 +33,11 @@ logger = logging.getLogger(__name__)
 _INDEX_FILE_PREFIX = ".__strands_"
 _CREATE_DOCUMENTS = "CREATE VIRTUAL TABLE IF NOT EXISTS documents USING fts5(key, content)"
 _CREATE_HASHES = "CREATE TABLE IF NOT EXISTS doc_hashes (key TEXT PRIMARY KEY, hash TEXT NOT NULL)"
+_SELECT_HASH = "SELECT hash FROM doc_hashes WHERE key = ?"
+_DELETE_DOCUMENT = "DELETE FROM documents WHERE key = ?"
+_INSERT_DOCUMENT = "INSERT INTO documents (key, content) VALUES (?, ?)"
+_UPSERT_HASH = "INSERT OR REPLACE INTO doc_hashes (key, hash) VALUES (?, ?)"
+_SEARCH = "SELECT key, rank FROM documents WHERE documents MATCH ? ORDER BY rank"
 
 
 def _match_expression(query: str) -> str | None:
@@ -195,24 +200,22 @@ class Bm25SearchStrategy:
         with self._guard:
             connection = self._connection(location)
             try:
-                row = connection.execute("SELECT hash FROM doc_hashes WHERE key = ?", (key,)).fetchone()
-                if row is not None and row[0] == digest:
+                known = connection.execute(_SELECT_HASH, (key,)).fetchall()
+                if known and known[0][0] == digest:
                     return
-                connection.execute("DELETE FROM documents WHERE key = ?", (key,))
-                connection.execute("INSERT INTO documents (key, content) VALUES (?, ?)", (key, text))
-                connection.execute("INSERT OR REPLACE INTO doc_hashes (key, hash) VALUES (?, ?)", (key, digest))
-                connection.commit()
+                # One transaction: the old row goes, the new row and its hash arrive, or nothing does.
+                with connection:
+                    connection.execute(_DELETE_DOCUMENT, (key,))
+                    connection.execute(_INSERT_DOCUMENT, (key, text))
+                    connection.execute(_UPSERT_HASH, (key, digest))
             except sqlite3.DatabaseError as error:
-                connection.rollback()
                 raise StorageError(f"BM25 index for '{location}' failed to record '{key}': {error}") from error
 
     def _query(self, location: str, expression: str) -> list[StorageSearchResult]:
         with self._guard:
             connection = self._connection(location)
             try:
-                rows = connection.execute(
-                    "SELECT key, rank FROM documents WHERE documents MATCH ? ORDER BY rank", (expression,)
-                ).fetchall()
+                rows = connection.execute(_SEARCH, (expression,)).fetchall()
             except sqlite3.DatabaseError as error:
                 raise StorageError(f"BM25 index for '{location}' failed to answer {expression!r}: {error}") from error
         results = []
