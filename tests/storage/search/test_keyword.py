@@ -129,3 +129,15 @@ def test_native_word_table_covers_every_code_point() -> None:
     expected = ref_keyword.token_overlap_score(query, text)
     assert expected > 100_000
     assert _Scorer(query).score("", text.encode()) == expected
+
+
+def test_keys_with_lone_surrogates_fall_back_to_python_scoring() -> None:
+    async def both() -> tuple[Any, Any]:
+        ours, theirs = InMemoryStorage(), ref_storage.InMemoryStorage()
+        for storage in (ours, theirs):
+            await storage.write("bad\udcffname/alpha.md", b"beta")
+            await storage.write("plain", b"alpha")
+        return await ours.search("alpha beta"), await theirs.search("alpha beta")
+
+    mine, reference = asyncio.run(both())
+    assert mine == reference and [r.key for r in mine] == ["bad\udcffname/alpha.md", "plain"]
