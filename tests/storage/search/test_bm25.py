@@ -186,3 +186,29 @@ def test_in_memory_indexes_are_per_location() -> None:
 
     assert asyncio.run(scenario()) == [["k"], ["k"], []]
     assert strategy.requires_host_fs is False and Bm25SearchStrategy.requires_host_fs is True
+
+
+def test_persistent_index_for_s3_through_db_path(s3_session: Any, s3_bucket: str, tmp_path: Path) -> None:
+    db_path = str(tmp_path / "s3-index.sqlite")
+    prefix = uuid.uuid4().hex
+
+    async def scenario() -> None:
+        writer_strategy = Bm25SearchStrategy(Bm25SearchStrategyConfig(db_path=db_path))
+        writer = S3Storage(s3_bucket, prefix=prefix, boto_session=s3_session, search_strategy=writer_strategy)
+        await writer.write("auth.md", b"oauth authentication flow")
+        await writer.write("db.md", b"database flow")
+        await writer_strategy.close()
+        reader_strategy = Bm25SearchStrategy(Bm25SearchStrategyConfig(db_path=db_path))
+        reader = S3Storage(s3_bucket, prefix=prefix, boto_session=s3_session, search_strategy=reader_strategy)
+        hits = await reader.search("authentication")
+        assert [hit.key for hit in hits] == ["auth.md"]
+        with pytest.raises(ValueError, match="already indexes"):
+            await reader_strategy.search(S3Storage(s3_bucket, prefix="other", boto_session=s3_session), "flow")
+        await reader_strategy.close()
+
+    asyncio.run(scenario())
+
+
+def test_storage_without_base_dir_needs_a_location_choice() -> None:
+    with pytest.raises(ValueError, match="needs a storage with a base_dir; for InMemoryStorage pass"):
+        asyncio.run(Bm25SearchStrategy().search(InMemoryStorage(), "alpha"))

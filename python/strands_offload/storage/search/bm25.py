@@ -81,6 +81,10 @@ class Bm25SearchStrategy:
             bucket and prefix), so any backend can use BM25, sandboxed ones included. Cannot be
             combined with ``config.db_path``.
 
+    Backends without ``base_dir`` (``InMemoryStorage``, ``S3Storage``) can also keep a persistent
+    index on the host: give ``Bm25SearchStrategyConfig(db_path=...)`` (one storage location per
+    database file, as for directories). Ranking is the same in every mode.
+
     Raises:
         ValueError: If ``in_memory`` is combined with an explicit ``db_path``.
     """
@@ -143,12 +147,18 @@ class Bm25SearchStrategy:
 
     def _location(self, storage: Any) -> str:
         """Return the key under which the storage's index connection is kept."""
+        base_dir = getattr(storage, "base_dir", None)
         if not self._in_memory:
-            return os.path.abspath(str(storage.base_dir))
+            if base_dir is not None:
+                return os.path.abspath(str(base_dir))
+            if self._config.db_path is None:
+                raise ValueError(
+                    f"Bm25SearchStrategy needs a storage with a base_dir; for {type(storage).__name__} pass "
+                    "Bm25SearchStrategyConfig(db_path=...) or in_memory=True"
+                )
         describe = getattr(storage, "_index_location", None)
         if describe is not None:
             return str(describe())
-        base_dir = getattr(storage, "base_dir", None)
         if isinstance(base_dir, str):
             return "file:" + os.path.abspath(base_dir)
         return f"object:{id(storage)}"
@@ -188,7 +198,9 @@ class Bm25SearchStrategy:
                 f"'{directory}'. Omit db_path to keep one index per directory (e.g. per FileMemoryStore), "
                 "or use one strategy per storage."
             )
-        os.makedirs(directory, exist_ok=True)
+        if os.path.isabs(directory):
+            # A storage directory (not an S3 or in-memory location): make sure it exists.
+            os.makedirs(directory, exist_ok=True)
         if configured is not None:
             return configured
         parent, name = os.path.split(directory)
