@@ -224,7 +224,7 @@ def test_content_is_written_before_sidecar_and_both_atomically(tmp_path: Path, m
         run(storage.store("c", b"three"))
     monkeypatch.undo()
     assert json.loads((directory / ".metadata.json").read_text()) == {first: "text/plain"}
-    leftovers = sorted(os.listdir(directory))
+    leftovers = sorted(name for name in os.listdir(directory) if not name.startswith(".__strands_"))
     assert len(leftovers) == 3 and leftovers[0] == ".metadata.json" and first in leftovers
     assert [name for name in leftovers if name.endswith("_b.json")]  # written, just never recorded
 
@@ -365,3 +365,32 @@ def test_s3_store_through_faults_reports_only_real_stores(
     run(scenario())
     keys = [item["Key"] for item in s3_session.client("s3").list_objects_v2(Bucket=s3_bucket).get("Contents", [])]
     assert len(keys) == 1 and keys[0].endswith("_1_k")
+
+
+_STORER = """
+import asyncio, sys
+from strands_offload.context_offloader import FileStorage
+
+async def main():
+    storage = FileStorage(sys.argv[1], durable=False)
+    for i in range(60):
+        await storage.store(f"p{sys.argv[2]}_{i}", f"{sys.argv[2]}-{i}".encode(), "application/json")
+
+asyncio.run(main())
+"""
+
+
+def test_processes_sharing_a_directory_keep_every_sidecar_entry(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "storer.py"
+    script.write_text(_STORER)
+    directory = tmp_path / "art"
+    workers = [subprocess.Popen([sys.executable, str(script), str(directory), str(n)]) for n in range(3)]
+    assert [worker.wait(timeout=120) for worker in workers] == [0, 0, 0]
+    sidecar = json.loads((directory / ".metadata.json").read_text())
+    assert len(sidecar) == 180 and set(sidecar.values()) == {"application/json"}
+    reader = ref.FileStorage(str(directory))
+    contents = {run(reader.retrieve(name))[0] for name in sidecar}
+    assert contents == {f"{n}-{i}".encode() for n in range(3) for i in range(60)}

@@ -15,8 +15,9 @@ Differences from the reference, all in failure or race situations:
 * ``FileStorage`` writes the content before the sidecar, both atomically (temp file, ``fsync``,
   rename), so a crash never leaves a partial file or a sidecar entry without its file. A name taken
   by another instance in the same millisecond is never overwritten: the counter moves on. The
-  sidecar is merged with the one on disk before each rewrite, so instances sharing a directory keep
-  each other's entries.
+  sidecar is merged with the one on disk before each rewrite, under an inter-process file lock
+  (``.__strands_metadata.lock``), so instances and processes sharing a directory keep each other's
+  entries.
 * A sidecar that is not valid UTF-8 JSON object is logged and treated as empty (the reference
   raised ``UnicodeDecodeError`` or failed later with ``TypeError``); the files stay retrievable by
   name. A sidecar entry whose content type is not a string raises ``ValueError`` naming the file.
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 
-from ..storage._atomic import atomic_create, atomic_write, is_within
+from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -48,6 +49,8 @@ logger = logging.getLogger(__name__)
 
 _UNSAFE_NAME_CHARS = re.compile(r"[^\w\-.]")
 _DEFAULT_CONTENT_TYPE = "application/octet-stream"
+# Lock file serialising sidecar updates between processes sharing an artifact directory.
+_SIDECAR_LOCK = ".__strands_metadata.lock"
 
 
 def _sanitize_id(raw_id: str) -> str:
@@ -302,7 +305,7 @@ class FileStorage:
 
     def _save_host_sidecar(self, filename: str, content_type: str) -> None:
         """Record one entry, merging with the sidecar on disk, and replace the sidecar atomically."""
-        with self._sidecar_lock:
+        with self._sidecar_lock, interprocess_lock(self._host_path(_SIDECAR_LOCK)):
             on_disk = self._parse_sidecar(self._read_host_sidecar())
             with self._lock:
                 self._content_types[filename] = content_type

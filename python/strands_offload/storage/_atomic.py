@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 #: Names starting with this are internal (temp files, indexes) and never listed as keys.
 INTERNAL_PREFIX = ".__strands_"
@@ -130,3 +137,20 @@ def atomic_create(path: str, data: bytes, *, durable: bool = True) -> bool:
     if durable:
         _fsync_directory(directory)
     return True
+
+
+@contextmanager
+def interprocess_lock(path: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if needed); a no-op where ``fcntl`` is missing.
+
+    Serialises read-modify-write cycles of a shared file between processes.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
