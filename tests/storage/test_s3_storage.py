@@ -173,19 +173,20 @@ def test_server_going_away_mid_run(fault_proxy: FaultProxy, s3_bucket: str, s3_s
     """Cut the server off while 200 writes are in flight: every reported success is really stored."""
     storage = _through(fault_proxy, s3_bucket, retries={"total_max_attempts": 2, "mode": "standard"})
     outcomes: dict[str, str] = {}
+    killer = threading.Thread(target=fault_proxy.kill)
 
     async def one(index: int) -> None:
         key = f"k{index:03d}"
         try:
             await storage.write(key, key.encode() * 100)
             outcomes[key] = "stored"
+            if list(outcomes.values()).count("stored") == 20:
+                killer.start()  # the server goes away while the other writes are in flight
         except StorageError as error:
             assert str(error) == f"Failed to write '{key}' to S3"
             outcomes[key] = "failed"
 
     async def scenario() -> None:
-        killer = threading.Timer(0.3, fault_proxy.kill)
-        killer.start()
         await asyncio.gather(*(one(i) for i in range(200)))
         killer.join()
         with pytest.raises(StorageError, match="^Failed to read 'k000' from S3$"):
