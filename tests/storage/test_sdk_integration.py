@@ -51,3 +51,30 @@ def test_file_memory_store_with_bm25_reads_reference_data(tmp_path: Path) -> Non
         await our_strategy.close()
 
     asyncio.run(scenario())
+
+
+def _session_round_trip(writer_storage: Any, reader_storage: Any) -> Any:
+    from strands import Agent
+    from strands.session.snapshot_session_manager import SnapshotSessionManager
+
+    manager = SnapshotSessionManager("session-1")
+    writer = Agent(model="unused", callback_handler=None, storage=writer_storage, session_manager=manager)
+    writer.messages.append({"role": "user", "content": [{"text": "remember the blue door"}]})
+    manager.sync_agent(writer)
+    reader = Agent(
+        model="unused",
+        callback_handler=None,
+        storage=reader_storage,
+        session_manager=SnapshotSessionManager("session-1"),
+    )
+    return reader.messages
+
+
+def test_agent_sessions_persist_through_our_storage_both_ways(tmp_path: Path) -> None:
+    expected = [{"role": "user", "content": [{"text": "remember the blue door"}]}]
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    assert _session_round_trip(LocalFileStorage(one), ref_storage.LocalFileStorage(one)) == expected
+    assert _session_round_trip(ref_storage.LocalFileStorage(two), LocalFileStorage(two)) == expected
+    shared = InMemoryStorage()
+    assert _session_round_trip(shared, shared) == expected
+    assert any(key.endswith("snapshot_latest.json") for key in asyncio.run(shared.list("session/")))
