@@ -48,8 +48,8 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     Args:
         path: Target file; its directory must exist.
         data: Complete new content.
-        durable: Also force the data and the rename to disk, so a power loss cannot leave an empty
-            file behind.
+        durable: Flush the data to disk before the rename, so a power loss cannot leave an empty
+            file behind (it may undo the rename, which leaves the old content).
 
     Raises:
         OSError: If writing or renaming fails; ``path`` is then unchanged.
@@ -74,8 +74,6 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
         except OSError:
             pass
         raise
-    if durable:
-        _fsync_directory(directory)
 
 
 def is_within(path: str, root: str) -> bool:

@@ -4,8 +4,10 @@ Paths are walked one segment at a time with ``openat``-style calls (``dir_fd``) 
 follow symlinks, so a link planted inside the directory cannot redirect a read or write elsewhere,
 even if it appears between a check and the use. A symlink met on the way is followed only when its
 fully resolved target is still inside the base directory. Writes go to a temp file in the target's
-directory and are renamed over the target (atomic), with ``fsync`` of file and directory when
-durability is asked for. Platforms without ``dir_fd`` support fall back to resolving the path and
+directory and are renamed over the target (atomic); with ``durable`` the temp file is flushed to
+disk before the rename, so even a power loss leaves the old content or the new, never an empty or
+partial file (the directory itself is not synced: after a power loss the rename may be undone,
+which still leaves the old content). Platforms without ``dir_fd`` support fall back to resolving the path and
 checking it before each operation.
 """
 
@@ -159,11 +161,6 @@ def write(base: str, key: str, raw_key: str, data: bytes, *, durable: bool) -> N
             except OSError:
                 pass
             raise
-        if durable:
-            try:
-                os.fsync(parent)
-            except OSError:
-                pass
     finally:
         os.close(parent)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import os
 import warnings
@@ -28,6 +29,8 @@ __all__ = ["LocalFileStorage"]
 
 
 _ABSENT = (FileNotFoundError, NotADirectoryError)
+# Non-durable host writes of at least this many bytes also run in a worker thread.
+_THREAD_WRITES_FROM = 256 * 1024
 _HOST_ONLY = "requires host filesystem access and"
 
 
@@ -79,8 +82,9 @@ class LocalFileStorage:
         sandbox: Route file operations through this sandbox.
         search_strategy: Strategy for indexing writes and answering ``search``; with a sandbox it
             must not require the host filesystem.
-        durable: Keyword-only extension; ``False`` skips the ``fsync`` calls (still atomic against
-            process crashes, faster, but a power loss may lose recent writes).
+        durable: Keyword-only extension; ``False`` skips the ``fsync`` of each new file before it
+            replaces the old one (still atomic against process crashes and kills, and as fast as
+            the reference, but after a power loss a recent write may come back empty).
 
     Raises:
         ValueError: If a sandbox is combined with a strategy that needs the host filesystem.
@@ -170,8 +174,11 @@ class LocalFileStorage:
         canonical = normalize_key(key)
         remote = self._remote()
         with _failures_as(f"Failed to write '{key}'"):
-            if remote is None:
-                _hostfs.write(self._base_dir, canonical, key, data, durable=self._durable)
+            if remote is None and (self._durable or len(data) >= _THREAD_WRITES_FROM):
+                # fsync and large copies take milliseconds: keep the event loop free meanwhile.
+                await asyncio.to_thread(_hostfs.write, self._base_dir, canonical, key, data, durable=self._durable)
+            elif remote is None:
+                _hostfs.write(self._base_dir, canonical, key, data, durable=False)
             else:
                 await remote.write_file(self._path(canonical), bytes(data))
         if self._sandbox is None:
