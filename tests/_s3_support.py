@@ -49,7 +49,7 @@ def endpoint_of(server: ThreadedMotoServer) -> str:
 def fast_config(**extra: Any) -> Config:
     """A client config whose retries and timeouts keep fault tests to a few seconds."""
     settings: dict[str, Any] = {
-        "retries": {"max_attempts": 3, "mode": "standard"},
+        "retries": {"total_max_attempts": 3, "mode": "standard"},
         "connect_timeout": 1,
         "read_timeout": 5,
     }

@@ -82,3 +82,14 @@ def search(
     context_lines: int,
     max_chars: int,
 ) -> str: ...
+
+# keyword search
+__all__ += ["KeywordScorer"]
+
+@final
+class KeywordScorer:
+    """Counts distinct query words among the words of lower-cased texts (Python ``re`` word rules)."""
+
+    def __new__(cls, words: list[str]) -> KeywordScorer: ...
+    def score(self, key: str, text: str) -> int: ...
+    def __len__(self) -> int: ...

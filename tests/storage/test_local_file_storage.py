@@ -115,7 +115,7 @@ def test_failed_replace_keeps_old_content_and_leaves_no_temp(tmp_path: Path, mon
     storage = LocalFileStorage(str(tmp_path))
     run(storage.write("k", b"old"))
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **kwargs: Any) -> None:
         raise OSError("simulated crash during rename")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -194,7 +194,7 @@ def test_host_default_sandbox_writes_atomically(tmp_path: Path, monkeypatch: pyt
     storage = LocalFileStorage("rel").for_sandbox(NotASandboxLocalEnvironment())
     run(storage.write("k", b"old"))
     with monkeypatch.context() as patched, pytest.raises(StorageError):
-        patched.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError("crash")))
+        patched.setattr(os, "replace", lambda *a, **k: (_ for _ in ()).throw(OSError("crash")))
         run(storage.write("k", b"new"))
     assert (tmp_path / "rel" / "k").read_bytes() == b"old"
     assert run(storage.list()) == ["k"]
@@ -222,7 +222,13 @@ def test_absolute_keys_stay_inside(tmp_path: Path) -> None:
     assert (tmp_path / "base" / "etc" / "passwd").read_bytes() == b"mine"
 
 
-def test_planted_symlinks_cannot_lead_outside(tmp_path: Path) -> None:
+@pytest.mark.parametrize("walk", [True, False], ids=["dir-fd-walk", "resolve-and-check"])
+def test_planted_symlinks_cannot_lead_outside(tmp_path: Path, walk: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from strands_offload.storage import _hostfs
+
+    if walk and not _hostfs.WALK_SUPPORTED:
+        pytest.skip("no dir_fd support on this platform")
+    monkeypatch.setattr(_hostfs, "WALK_SUPPORTED", walk)
     base, outside = tmp_path / "base", tmp_path / "outside"
     base.mkdir()
     outside.mkdir()
@@ -234,18 +240,41 @@ def test_planted_symlinks_cannot_lead_outside(tmp_path: Path) -> None:
     storage = LocalFileStorage(str(base))
 
     async def scenario() -> None:
-        for key in ("dirlink/secret", "dirlink/new", "filelink"):
+        for key in ("dirlink/secret", "dirlink/new", "dirlink/deeper/new"):
             for operation in (storage.read(key), storage.write(key, b"pwned"), storage.delete(key)):
                 with pytest.raises(StorageError, match="resolves outside the storage directory"):
                     await operation
-        await storage.write("inside_link", b"ok")  # a link that stays inside is fine
-        assert await storage.read("inside_link") == b"ok"
+        with pytest.raises(StorageError, match="^Invalid storage key 'filelink': it resolves outside"):
+            await storage.read("filelink")
         # Keyword search skips the unreadable link instead of failing.
         assert [hit.key for hit in await storage.search("secret")] == []
+        # A link at the key itself is replaced by a write, never written through.
+        await storage.write("filelink", b"replaced")
+        assert not (base / "filelink").is_symlink() and (base / "filelink").read_bytes() == b"replaced"
+        (base / "inner" / "x").write_bytes(b"inside")
+        assert await storage.read("inside_link") == b"inside"  # a link that stays inside is followed
+        (base / "inner_dir_link").symlink_to(base / "inner", target_is_directory=True)
+        await storage.write("inner_dir_link/y", b"y")
+        assert (base / "inner" / "y").read_bytes() == b"y"
+        await storage.delete("inside_link")
+        assert not (base / "inside_link").exists() and (base / "inner" / "x").exists()
 
     run(scenario())
     assert (outside / "secret").read_bytes() == b"secret"
     assert sorted(os.listdir(outside)) == ["secret"]
+
+
+def test_directory_swapped_for_a_symlink_later_is_refused(tmp_path: Path) -> None:
+    base, outside = tmp_path / "base", tmp_path / "outside"
+    outside.mkdir()
+    storage = LocalFileStorage(str(base))
+    run(storage.write("d/k", b"1"))
+    (base / "d" / "k").unlink()
+    (base / "d").rmdir()
+    (base / "d").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StorageError, match="resolves outside"):
+        run(storage.write("d/k", b"2"))
+    assert list(outside.iterdir()) == []
 
 
 # -- sandboxes -------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ Differences from the reference, all in failure or race situations:
 * ``FileStorage`` writes the content before the sidecar, both atomically (temp file, ``fsync``,
   rename), so a crash never leaves a partial file or a sidecar entry without its file. A name taken
   by another instance in the same millisecond is never overwritten: the counter moves on. The
-  sidecar is merged with the one on disk before each rewrite, so instances sharing a directory keep
-  each other's entries.
+  sidecar is merged with the one on disk before each rewrite, under an inter-process file lock
+  (``.__strands_metadata.lock``), so instances and processes sharing a directory keep each other's
+  entries.
 * A sidecar that is not valid UTF-8 JSON object is logged and treated as empty (the reference
   raised ``UnicodeDecodeError`` or failed later with ``TypeError``); the files stay retrievable by
   name. A sidecar entry whose content type is not a string raises ``ValueError`` naming the file.
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 
-from ..storage._atomic import atomic_create, atomic_write, is_within
+from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -48,6 +49,8 @@ logger = logging.getLogger(__name__)
 
 _UNSAFE_NAME_CHARS = re.compile(r"[^\w\-.]")
 _DEFAULT_CONTENT_TYPE = "application/octet-stream"
+# Lock file serialising sidecar updates between processes sharing an artifact directory.
+_SIDECAR_LOCK = ".__strands_metadata.lock"
 
 
 def _sanitize_id(raw_id: str) -> str:
@@ -62,6 +65,28 @@ def _sanitize_id(raw_id: str) -> str:
 
 def _not_found(reference: str) -> KeyError:
     return KeyError(f"Reference not found: {reference}")
+
+
+class _Counter:
+    """Hands out 1, 2, 3, ... (callers hold their own lock)."""
+
+    def __init__(self) -> None:
+        self._last = 0
+
+    def take(self) -> int:
+        self._last += 1
+        return self._last
+
+
+class _Block:
+    """One in-memory block and the cycle in which it was last stored or retrieved."""
+
+    __slots__ = ("content", "content_type", "last_used")
+
+    def __init__(self, content: bytes, content_type: str, last_used: int) -> None:
+        self.content = content
+        self.content_type = content_type
+        self.last_used = last_used
 
 
 @runtime_checkable
@@ -100,20 +125,18 @@ class InMemoryStorage:
     def __init__(self, evict_after_turns: int | None = _DEFAULT_EVICT_AFTER_TURNS) -> None:
         if evict_after_turns is not None and evict_after_turns < 1:
             raise ValueError("evict_after_turns must be a positive integer")
-        self._evict_after_turns = evict_after_turns
-        # reference -> (content, content type, cycle of last store or retrieve)
-        self._store: dict[str, tuple[bytes, str, int]] = {}
-        self._counter = 0
-        self._current_cycle = 0
-        self._bound_agent_id: int | None = None
+        self._idle_limit = evict_after_turns
+        self._entries: dict[str, _Block] = {}
+        self._numbers = _Counter()
+        self._cycle = 0
+        self._owner: int | None = None
         self._lock = threading.Lock()
 
     async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
         """Keep the block and return ``mem_{n}_{key}`` (``n`` counts stores from 1)."""
         with self._lock:
-            self._counter += 1
-            reference = f"mem_{self._counter}_{key}"
-            self._store[reference] = (content, content_type, self._current_cycle)
+            reference = f"mem_{self._numbers.take()}_{key}"
+            self._entries[reference] = _Block(content, content_type, self._cycle)
         return reference
 
     async def retrieve(self, reference: str) -> tuple[bytes, str]:
@@ -123,17 +146,17 @@ class InMemoryStorage:
             KeyError: ``Reference not found: {reference}`` for unknown or evicted references.
         """
         with self._lock:
-            entry = self._store.get(reference)
-            if entry is None:
-                raise _not_found(reference)
-            content, content_type, _ = entry
-            self._store[reference] = (content, content_type, self._current_cycle)
-        return content, content_type
+            block = self._entries.get(reference)
+            if block is not None:
+                block.last_used = self._cycle
+        if block is None:
+            raise _not_found(reference)
+        return block.content, block.content_type
 
     def clear(self) -> None:
         """Drop every block (the reference counter keeps counting)."""
         with self._lock:
-            self._store.clear()
+            self._entries = {}
 
     def _bind(self, agent_id: int) -> None:
         """Claim the storage for one agent (called by the offloader when it attaches).
@@ -142,28 +165,31 @@ class InMemoryStorage:
             ValueError: If another agent already claimed it.
         """
         with self._lock:
-            if self._bound_agent_id is None:
-                self._bound_agent_id = agent_id
-                return
-            if self._bound_agent_id != agent_id:
-                raise ValueError(
-                    "InMemoryStorage cannot be shared across multiple agents. "
-                    "Use a separate InMemoryStorage instance per agent."
-                )
+            owner = self._owner if self._owner is not None else agent_id
+            self._owner = owner
+        if owner != agent_id:
+            raise ValueError(
+                "InMemoryStorage cannot be shared across multiple agents. "
+                "Use a separate InMemoryStorage instance per agent."
+            )
 
     def _evict(self, cycle: int) -> None:
         """Record the agent's current cycle and drop blocks idle for too long (offloader hook)."""
+        dropped = 0
         with self._lock:
-            self._current_cycle = cycle
-            limit = self._evict_after_turns
-            if limit is None:
-                return
-            oldest_kept = cycle - limit
-            stale = [ref for ref, (_, _, last_used) in self._store.items() if last_used < oldest_kept]
-            for ref in stale:
-                del self._store[ref]
-        if stale:
-            logger.debug("evicted=<%d>, cycle=<%d> | dropped idle offloaded blocks", len(stale), cycle)
+            self._cycle = cycle
+            if self._idle_limit is not None:
+                horizon = cycle - self._idle_limit
+                kept = {ref: block for ref, block in self._entries.items() if block.last_used >= horizon}
+                dropped = len(self._entries) - len(kept)
+                self._entries = kept
+        if dropped:
+            logger.debug("evicted=<%d>, cycle=<%d> | dropped idle offloaded blocks", dropped, cycle)
+
+
+def _suffix_for(content_type: str) -> str:
+    """File extension for a content type: ``.txt`` for plain text, else the subtype (``.json``)."""
+    return ".txt" if content_type == "text/plain" else "." + content_type.rpartition("/")[2]
 
 
 def _is_host(sandbox: object | None) -> bool:
@@ -184,15 +210,20 @@ class FileStorage:
     Args:
         artifact_dir: Directory for the files (created on first store).
         sandbox: Route file operations through this sandbox.
+        durable: Keyword-only extension; ``False`` skips the ``fsync`` calls on the host (writes
+            stay atomic against process crashes but a power loss may lose the latest stores).
     """
 
     _METADATA_FILE = ".metadata.json"
 
-    def __init__(self, artifact_dir: str = "./artifacts", *, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self, artifact_dir: str = "./artifacts", *, sandbox: Sandbox | None = None, durable: bool = True
+    ) -> None:
         self._artifact_dir = Path(artifact_dir)
+        self._durable = durable
         self._sandbox = sandbox
         self._host = _is_host(sandbox)
-        self._counter = 0
+        self._numbers = _Counter()
         self._lock = threading.Lock()
         # Sidecar writes are serialised separately so a slow write never blocks naming.
         self._sidecar_lock = threading.Lock()
@@ -209,15 +240,9 @@ class FileStorage:
         """
         if self._sandbox is not None:
             return self
-        return FileStorage(str(self._artifact_dir), sandbox=sandbox)
+        return FileStorage(str(self._artifact_dir), sandbox=sandbox, durable=self._durable)
 
     # -- names and paths ----------------------------------------------------------------------
-
-    @staticmethod
-    def _extension_for(content_type: str) -> str:
-        if content_type == "text/plain":
-            return ".txt"
-        return "." + content_type.rpartition("/")[2]
 
     def _artifact_path(self, filename: str) -> str:
         """The path string used with the sandbox: the directory as pathlib prints it, then the name."""
@@ -229,8 +254,8 @@ class FileStorage:
 
     def _next_name(self, stem: str, ext: str) -> str:
         with self._lock:
-            self._counter += 1
-            return f"{int(time.time() * 1000)}_{self._counter}_{stem}{ext}"
+            number = self._numbers.take()
+        return f"{int(time.time() * 1000)}_{number}_{stem}{ext}"
 
     # -- sidecar ------------------------------------------------------------------------------
 
@@ -280,14 +305,14 @@ class FileStorage:
 
     def _save_host_sidecar(self, filename: str, content_type: str) -> None:
         """Record one entry, merging with the sidecar on disk, and replace the sidecar atomically."""
-        with self._sidecar_lock:
+        with self._sidecar_lock, interprocess_lock(self._host_path(_SIDECAR_LOCK)):
             on_disk = self._parse_sidecar(self._read_host_sidecar())
             with self._lock:
                 self._content_types[filename] = content_type
                 for name, value in on_disk.items():
                     self._content_types.setdefault(name, value)
                 text = json.dumps(self._content_types)
-            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"))
+            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"), durable=self._durable)
 
     # -- store --------------------------------------------------------------------------------
 
@@ -298,7 +323,7 @@ class FileStorage:
             OSError: If the directory or a file cannot be written (nothing is recorded then).
         """
         stem = _sanitize_id(key)
-        ext = self._extension_for(content_type)
+        ext = _suffix_for(content_type)
         if self._sandbox is not None:
             await self._load_sandbox_sidecar()
         if self._host:
@@ -316,7 +341,7 @@ class FileStorage:
         os.makedirs(self._host_path(""), exist_ok=True)
         while True:
             filename = self._next_name(stem, ext)
-            if atomic_create(self._host_path(filename), content):
+            if atomic_create(self._host_path(filename), content, durable=self._durable):
                 break
             logger.debug("filename=<%s> | name already taken, trying the next counter", filename)
         self._save_host_sidecar(filename, content_type)
@@ -328,12 +353,14 @@ class FileStorage:
         """Reject ``..`` and paths whose parent is not the artifact directory; return the base name."""
         if ".." in reference or "\x00" in reference:
             raise _not_found(reference)
-        as_path = Path(reference)
-        if len(as_path.parts) > 1:
-            if as_path.parent.resolve() != self._artifact_dir.resolve():
-                raise _not_found(reference)
-            return as_path.name
-        return reference
+        location = Path(reference)
+        if len(location.parts) < 2:
+            return reference
+        # A path is only accepted when its directory is the artifact directory itself.
+        inside = location.parent.resolve() == self._artifact_dir.resolve()
+        if not inside:
+            raise _not_found(reference)
+        return location.name
 
     def _resolve_reference(self, reference: str) -> str:
         candidate = self._within_dir(reference)
@@ -422,14 +449,14 @@ class S3Storage:
         trimmed = prefix.strip("/")
         self._prefix = f"{trimmed}/" if trimmed else ""
         session = boto_session or boto3.Session(region_name=region_name)
+        # The legacy backend always appends its tag to whatever user agent extra the caller set.
+        caller_tag = getattr(boto_client_config, "user_agent_extra", None) if boto_client_config else None
+        tag = " ".join(part for part in (caller_tag, "strands-agents") if part)
+        config = Config(user_agent_extra=tag)
         if boto_client_config:
-            extra = getattr(boto_client_config, "user_agent_extra", None)
-            agent = f"{extra} strands-agents" if extra else "strands-agents"
-            config = boto_client_config.merge(Config(user_agent_extra=agent))
-        else:
-            config = Config(user_agent_extra="strands-agents")
+            config = boto_client_config.merge(config)
         self._client: Any = session.client(service_name="s3", config=config)
-        self._counter = 0
+        self._numbers = _Counter()
         self._lock = threading.Lock()
 
     async def store(self, key: str, content: bytes, content_type: str = "text/plain") -> str:
@@ -439,8 +466,7 @@ class S3Storage:
             botocore.exceptions.ClientError: If S3 refuses the upload.
         """
         with self._lock:
-            self._counter += 1
-            number = self._counter
+            number = self._numbers.take()
         object_key = f"{self._prefix}{int(time.time() * 1000)}_{number}_{_sanitize_id(key)}"
         await asyncio.to_thread(
             self._client.put_object, Bucket=self._bucket, Key=object_key, Body=content, ContentType=content_type
@@ -455,13 +481,11 @@ class S3Storage:
                 keys outside the prefix.
             botocore.exceptions.ClientError: For other S3 errors.
         """
-        object_key = reference
-        if reference.startswith("s3://"):
-            own = f"s3://{self._bucket}/"
-            if not reference.startswith(own):
-                raise _not_found(reference)
-            object_key = reference[len(own) :]
-        if self._prefix and not object_key.startswith(self._prefix):
+        own_bucket = f"s3://{self._bucket}/"
+        is_uri = reference.startswith("s3://")
+        object_key = reference.removeprefix(own_bucket) if is_uri else reference
+        outside = (is_uri and object_key == reference) or not object_key.startswith(self._prefix)
+        if outside:
             raise _not_found(reference)
         try:
             return await asyncio.to_thread(self._download, object_key)

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 #: Names starting with this are internal (temp files, indexes) and never listed as keys.
 INTERNAL_PREFIX = ".__strands_"
@@ -41,8 +48,8 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     Args:
         path: Target file; its directory must exist.
         data: Complete new content.
-        durable: Also force the data and the rename to disk, so a power loss cannot leave an empty
-            file behind.
+        durable: Flush the data to disk before the rename, so a power loss cannot leave an empty
+            file behind (it may undo the rename, which leaves the old content).
 
     Raises:
         OSError: If writing or renaming fails; ``path`` is then unchanged.
@@ -67,8 +74,6 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
         except OSError:
             pass
         raise
-    if durable:
-        _fsync_directory(directory)
 
 
 def is_within(path: str, root: str) -> bool:
@@ -130,3 +135,20 @@ def atomic_create(path: str, data: bytes, *, durable: bool = True) -> bool:
     if durable:
         _fsync_directory(directory)
     return True
+
+
+@contextmanager
+def interprocess_lock(path: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created if needed); a no-op where ``fcntl`` is missing.
+
+    Serialises read-modify-write cycles of a shared file between processes.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)

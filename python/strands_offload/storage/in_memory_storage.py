@@ -7,11 +7,9 @@ import copy
 import threading
 from typing import TYPE_CHECKING, Any
 
-from strands.types.exceptions import StorageError
-
 from ._keys import normalize_key, normalize_prefix, scope_prefix
 from .search.keyword import KeywordSearchStrategy
-from .storage import _EPHEMERAL, _NAMESPACED, StorageSearchResult
+from .storage import _EPHEMERAL, _NAMESPACED, StorageSearchResult, index_written
 
 if TYPE_CHECKING:
     from .search.types import SearchStrategy
@@ -33,11 +31,11 @@ class InMemoryStorage:
     _ephemeral = _EPHEMERAL
 
     def __init__(self, *, search_strategy: SearchStrategy[InMemoryStorage] | None = None) -> None:
-        # Shared by every namespace() copy; each copy only sees the keys under its own _prefix.
-        self._store: dict[str, bytes] = {}
-        self._lock = threading.Lock()
-        self._prefix = ""
         self._search_strategy = search_strategy
+        self._prefix = ""
+        # Shared by every namespace() copy; each copy only sees the keys under its own _prefix.
+        self._lock = threading.Lock()
+        self._store: dict[str, bytes] = {}
 
     async def write(self, key: str, data: bytes) -> None:
         """Store a copy of ``data`` under ``key`` (replacing any value), then index it.
@@ -49,12 +47,7 @@ class InMemoryStorage:
         value = bytes(data)
         with self._lock:
             self._store[self._prefix + canonical] = value
-        strategy = self._search_strategy
-        if strategy is not None:
-            try:
-                await strategy.index(self, canonical, value)
-            except Exception as error:
-                raise StorageError(f"Wrote '{key}' but indexing failed") from error
+        await index_written(self._search_strategy, self, key, canonical, value)
 
     async def read(self, key: str) -> bytes | None:
         """Return the bytes under ``key`` or ``None``.
@@ -108,13 +101,13 @@ class InMemoryStorage:
 
     def clear(self) -> None:
         """Remove every entry this instance can see (all of them for an unscoped instance)."""
+        scope = self._prefix
         with self._lock:
-            if not self._prefix:
+            if scope:
+                for full_key in [k for k in self._store if k.startswith(scope)]:
+                    del self._store[full_key]
+            else:
                 self._store.clear()
-                return
-            doomed = [full_key for full_key in self._store if full_key.startswith(self._prefix)]
-            for full_key in doomed:
-                del self._store[full_key]
 
     def _index_location(self) -> str:
         """Identify where this instance's entries live, for strategies that keep their own index."""

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 from strands.types.exceptions import StorageError
 
-from ._atomic import INTERNAL_PREFIX, atomic_write, is_within
+from . import _hostfs
+from ._atomic import INTERNAL_PREFIX
 from ._keys import normalize_key, normalize_prefix
 from .search.keyword import KeywordSearchStrategy
-from .storage import _NAMESPACED, StorageSearchResult
+from .storage import _NAMESPACED, StorageSearchResult, index_written
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -22,6 +26,31 @@ if TYPE_CHECKING:
     from .search.types import SandboxSafeSearchStrategy, SearchStrategy
 
 __all__ = ["LocalFileStorage"]
+
+
+_ABSENT = (FileNotFoundError, NotADirectoryError)
+# Non-durable host writes of at least this many bytes also run in a worker thread.
+_THREAD_WRITES_FROM = 256 * 1024
+_HOST_ONLY = "requires host filesystem access and"
+
+
+def _needs_host(strategy: object) -> bool:
+    return bool(getattr(strategy, "requires_host_fs", False))
+
+
+def _strategy_name(strategy: object) -> str:
+    return type(strategy).__name__
+
+
+@contextmanager
+def _failures_as(message: str) -> Iterator[None]:
+    """Turn any failure other than a ``StorageError`` into ``StorageError(message)``, chained."""
+    try:
+        yield
+    except Exception as error:
+        if isinstance(error, StorageError):
+            raise
+        raise StorageError(message) from error
 
 
 def _on_host(sandbox: object | None) -> bool:
@@ -42,16 +71,20 @@ class LocalFileStorage:
     the write is one ``sandbox.write_file`` call, as atomic as that sandbox makes it, and sandboxed
     writes are never indexed (the host is not touched).
 
-    Keys are validated (no ``..`` segment, backslash or NUL); on the host, a key whose path
-    resolves outside ``base_dir`` through a symlink is refused with ``StorageError``.
+    Keys are validated (no ``..`` segment, backslash or NUL). On the host, paths are opened one
+    directory at a time without following symlinks; a symlink found inside ``base_dir`` is followed
+    only if its resolved target stays inside, otherwise the operation fails with ``StorageError``.
+    A symlink at the key itself is replaced by ``write`` and removed by ``delete`` (its target is
+    never touched), as in the reference.
 
     Args:
         base_dir: Root directory (normalised with ``os.path.normpath``).
         sandbox: Route file operations through this sandbox.
         search_strategy: Strategy for indexing writes and answering ``search``; with a sandbox it
             must not require the host filesystem.
-        durable: Keyword-only extension; ``False`` skips the ``fsync`` calls (still atomic against
-            process crashes, faster, but a power loss may lose recent writes).
+        durable: Keyword-only extension; ``False`` skips the ``fsync`` of each new file before it
+            replaces the old one (still atomic against process crashes and kills, and as fast as
+            the reference, but after a power loss a recent write may come back empty).
 
     Raises:
         ValueError: If a sandbox is combined with a strategy that needs the host filesystem.
@@ -84,15 +117,13 @@ class LocalFileStorage:
         search_strategy: Any = None,
         durable: bool = True,
     ) -> None:
-        if sandbox is not None and getattr(search_strategy, "requires_host_fs", False):
-            raise ValueError(
-                f"{type(search_strategy).__name__} requires host filesystem access and cannot be used with a sandbox"
-            )
-        self._base_dir = os.path.normpath(base_dir)
-        self._sandbox = sandbox
+        if sandbox is not None and _needs_host(search_strategy):
+            raise ValueError(f"{_strategy_name(search_strategy)} {_HOST_ONLY} cannot be used with a sandbox")
         self._search_strategy = search_strategy
-        self._durable = durable
+        self._sandbox = sandbox
         self._host = _on_host(sandbox)
+        self._durable = durable
+        self._base_dir = os.path.normpath(base_dir)
 
     @property
     def base_dir(self) -> str:
@@ -105,29 +136,31 @@ class LocalFileStorage:
         A strategy that needs the host filesystem is dropped with a ``UserWarning`` (search then
         falls back to the keyword scan). The namespaced marker is kept.
         """
-        if self._sandbox is sandbox:
+        if sandbox is self._sandbox:
             return self
-        strategy = self._search_strategy
-        if strategy is not None and getattr(strategy, "requires_host_fs", False):
-            warnings.warn(
-                f"{type(strategy).__name__} requires host filesystem access and is not compatible with sandboxed"
-                " storage — dropping search strategy, falling back to keyword search",
-                stacklevel=2,
+        kept = self._search_strategy
+        if _needs_host(kept):
+            message = (
+                f"{_strategy_name(kept)} {_HOST_ONLY} is not compatible with sandboxed storage"
+                " — dropping search strategy, falling back to keyword search"
             )
-            strategy = None
-        bound = LocalFileStorage(self._base_dir, sandbox=sandbox, search_strategy=strategy, durable=self._durable)
-        if getattr(self, "_namespaced", None) is _NAMESPACED:
-            bound._namespaced = _NAMESPACED  # type: ignore[attr-defined]
-        return bound
+            warnings.warn(message, stacklevel=2)
+            kept = None
+        rebound = LocalFileStorage(self._base_dir, sandbox=sandbox, search_strategy=kept, durable=self._durable)
+        marker = getattr(self, "_namespaced", None)
+        if marker is _NAMESPACED:
+            rebound._namespaced = marker  # type: ignore[attr-defined]
+        return rebound
 
     # -- paths --------------------------------------------------------------------------------
 
-    def _path(self, key: str, canonical: str) -> str:
-        """Map a canonical key to its file; on the host, refuse paths leaving ``base_dir``."""
-        path = os.path.join(self._base_dir, canonical)
-        if self._host and not is_within(path, self._base_dir):
-            raise StorageError(f"Invalid storage key '{key}': it resolves outside the storage directory")
-        return path
+    def _path(self, canonical: str) -> str:
+        """Map a canonical key to the path handed to the sandbox."""
+        return os.path.join(self._base_dir, canonical)
+
+    def _remote(self) -> Sandbox | None:
+        """The sandbox to go through, or ``None`` when operations run directly on the host."""
+        return None if self._host else self._sandbox
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -139,27 +172,18 @@ class LocalFileStorage:
                 or if indexing fails after the write.
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
-        sandbox = self._sandbox
-        try:
-            if sandbox is not None and not self._host:
-                await sandbox.write_file(path, bytes(data))
-                return
-            target = path if sandbox is None else os.path.abspath(path)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            atomic_write(target, data, durable=self._durable)
-        except StorageError:
-            raise
-        except Exception as error:
-            raise StorageError(f"Failed to write '{key}'") from error
-        if sandbox is not None:
-            return
-        strategy = self._search_strategy
-        if strategy is not None:
-            try:
-                await strategy.index(self, canonical, data)
-            except Exception as error:
-                raise StorageError(f"Wrote '{key}' but indexing failed") from error
+        remote = self._remote()
+        with _failures_as(f"Failed to write '{key}'"):
+            if remote is None and (self._durable or len(data) >= _THREAD_WRITES_FROM):
+                # fsync and large copies take milliseconds: keep the event loop free meanwhile.
+                await asyncio.to_thread(_hostfs.write, self._base_dir, canonical, key, data, durable=self._durable)
+            elif remote is None:
+                _hostfs.write(self._base_dir, canonical, key, data, durable=False)
+            else:
+                await remote.write_file(self._path(canonical), bytes(data))
+        if self._sandbox is None:
+            # Sandboxed writes (including the host default sandbox) are never indexed.
+            await index_written(self._search_strategy, self, key, canonical, data)
 
     async def read(self, key: str) -> bytes | None:
         """Return the file's bytes, or ``None`` when it does not exist.
@@ -168,19 +192,17 @@ class LocalFileStorage:
             StorageError: For an invalid or escaping key, or a failed read (e.g. a directory).
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
-        try:
-            if self._sandbox is not None:
-                content: bytes = await self._sandbox.read_file(path)
-                return content
-            with open(path, "rb") as handle:
-                return handle.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except StorageError:
-            raise
-        except Exception as error:
-            raise StorageError(f"Failed to read '{key}'") from error
+        remote = self._remote()
+        content: bytes | None = None
+        with _failures_as(f"Failed to read '{key}'"):
+            try:
+                if remote is None:
+                    content = _hostfs.read(self._base_dir, canonical, key)
+                else:
+                    content = await remote.read_file(self._path(canonical))
+            except _ABSENT:
+                content = None
+        return content
 
     async def delete(self, key: str) -> None:
         """Remove the file for ``key``; a missing file is not an error.
@@ -189,18 +211,15 @@ class LocalFileStorage:
             StorageError: For an invalid or escaping key, or a failed removal.
         """
         canonical = normalize_key(key)
-        path = self._path(key, canonical)
-        try:
-            if self._sandbox is not None:
-                await self._sandbox.remove_file(path)
-            else:
-                os.unlink(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except StorageError:
-            raise
-        except Exception as error:
-            raise StorageError(f"Failed to delete '{key}'") from error
+        remote = self._remote()
+        with _failures_as(f"Failed to delete '{key}'"):
+            try:
+                if remote is None:
+                    _hostfs.delete(self._base_dir, canonical, key)
+                else:
+                    await remote.remove_file(self._path(canonical))
+            except _ABSENT:
+                pass
 
     async def list(self, query: str = "") -> builtins.list[str]:
         """Return the keys starting with ``query``, sorted; internal ``.__strands_*`` files are skipped.
@@ -209,19 +228,12 @@ class LocalFileStorage:
             StorageError: For an invalid prefix or a failed directory walk.
         """
         prefix = normalize_prefix(query)
-        try:
-            if self._sandbox is not None:
-                found: builtins.list[str] = []
-                await self._walk_sandbox(Path(self._base_dir), found)
-            else:
+        with _failures_as(f"Failed to list keys with prefix '{query}'"):
+            if self._sandbox is None:
                 found = self._walk_host(prefix)
-        except StorageError:
-            raise
-        except Exception as error:
-            raise StorageError(f"Failed to list keys with prefix '{query}'") from error
-        matching = [key for key in found if key.startswith(prefix)]
-        matching.sort()
-        return matching
+            else:
+                found = await self._walk_sandbox()
+        return sorted(key for key in found if key.startswith(prefix))
 
     async def search(self, query: str) -> builtins.list[StorageSearchResult]:
         """Rank entries against ``query`` with the configured strategy, else keyword overlap."""
@@ -273,18 +285,24 @@ class LocalFileStorage:
                 keys.append(relative.replace(separator, "/") if separator != "/" else relative)
         return keys
 
-    async def _walk_sandbox(self, directory: Path, keys: builtins.list[str]) -> None:
-        """Collect keys by listing sandbox directories recursively (internal names skipped)."""
-        assert self._sandbox is not None
-        try:
-            entries = await self._sandbox.list_files(str(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.name.startswith(INTERNAL_PREFIX):
+    async def _walk_sandbox(self) -> builtins.list[str]:
+        """Collect keys by listing sandbox directories, breadth first (internal names skipped)."""
+        sandbox = self._sandbox
+        assert sandbox is not None
+        keys: builtins.list[str] = []
+        pending = [Path(self._base_dir)]
+        while pending:
+            folder = pending.pop(0)
+            try:
+                listing = await sandbox.list_files(str(folder))
+            except _ABSENT:
                 continue
-            child = directory / entry.name
-            if entry.is_dir:
-                await self._walk_sandbox(child, keys)
-            else:
-                keys.append(os.path.relpath(str(child), self._base_dir).replace(os.sep, "/"))
+            for item in listing:
+                if item.name.startswith(INTERNAL_PREFIX):
+                    continue
+                if item.is_dir:
+                    pending.append(folder / item.name)
+                else:
+                    relative = os.path.relpath(str(folder / item.name), self._base_dir)
+                    keys.append(relative.replace(os.sep, "/"))
+        return keys

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from strands.types.exceptions import StorageError
 
 from ._keys import normalize_key, normalize_prefix, scope_prefix
-from .storage import _NAMESPACED, StorageSearchResult
+from .storage import _NAMESPACED, StorageSearchResult, index_written
 
 if TYPE_CHECKING:
     from .search.types import SearchStrategy
@@ -70,10 +70,10 @@ class S3Storage:
         self._bucket = bucket
         canonical = normalize_prefix(prefix)
         self._prefix = f"{canonical}/" if canonical else ""
-        self._region_name = region_name
-        self._boto_session = boto_session
-        self._boto_client_config = boto_client_config
         self._search_strategy = search_strategy
+        self._boto_client_config = boto_client_config
+        self._boto_session = boto_session
+        self._region_name = region_name
         self._client: Any = None
         self._client_lock = threading.Lock()
         # Namespaced copies point here so they reuse the root instance's client.
@@ -97,13 +97,15 @@ class S3Storage:
         import boto3  # type: ignore[import-untyped]
         from botocore.config import Config  # type: ignore[import-untyped]
 
-        config = self._boto_client_config
-        if config is None:
-            config = Config(user_agent_extra=_USER_AGENT)
-        elif not getattr(config, "user_agent_extra", None):
-            config = config.merge(Config(user_agent_extra=_USER_AGENT))
-        session = self._boto_session if self._boto_session is not None else boto3.Session(region_name=self._region_name)
-        return session.client("s3", config=config)
+        tagged = Config(user_agent_extra=_USER_AGENT)
+        given = self._boto_client_config
+        # A caller's own user agent extra wins; otherwise ours is merged into their settings.
+        has_agent = given is not None and bool(getattr(given, "user_agent_extra", None))
+        client_config = tagged if given is None else (given if has_agent else given.merge(tagged))
+        session = self._boto_session
+        if session is None:
+            session = boto3.Session(region_name=self._region_name)
+        return session.client("s3", config=client_config)
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -120,12 +122,7 @@ class S3Storage:
             await asyncio.to_thread(client.put_object, Bucket=self._bucket, Key=self._prefix + canonical, Body=data)
         except Exception as error:
             raise StorageError(f"Failed to write '{key}' to S3") from error
-        strategy = self._search_strategy
-        if strategy is not None:
-            try:
-                await strategy.index(self, canonical, data)
-            except Exception as error:
-                raise StorageError(f"Wrote '{key}' but indexing failed") from error
+        await index_written(self._search_strategy, self, key, canonical, data)
 
     async def read(self, key: str) -> bytes | None:
         """Download the object for ``key``; ``None`` when it does not exist.

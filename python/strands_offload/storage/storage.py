@@ -128,6 +128,19 @@ class _NamespacedStorage:
         return _NamespacedStorage(binder(sandbox), self._prefix.rstrip("/"))
 
 
+async def index_written(strategy: Any, storage: Any, key: str, canonical: str, data: bytes) -> None:
+    """Hand a completed write to ``strategy`` (if any); failures become ``StorageError``.
+
+    The value stays written when indexing fails; the error says so and names the caller's key.
+    """
+    if strategy is None:
+        return
+    try:
+        await strategy.index(storage, canonical, data)
+    except Exception as error:
+        raise StorageError(f"Wrote '{key}' but indexing failed") from error
+
+
 def _resolve_namespace(storage: Any, prefix: str) -> Any:
     """Scope ``storage`` to ``prefix`` unless it is already scoped.
 

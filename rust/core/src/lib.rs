@@ -5,5 +5,6 @@
 
 pub mod grep;
 pub mod json;
+pub mod keyword;
 pub mod preview;
 pub mod tokens;

@@ -33,6 +33,11 @@ logger = logging.getLogger(__name__)
 _INDEX_FILE_PREFIX = ".__strands_"
 _CREATE_DOCUMENTS = "CREATE VIRTUAL TABLE IF NOT EXISTS documents USING fts5(key, content)"
 _CREATE_HASHES = "CREATE TABLE IF NOT EXISTS doc_hashes (key TEXT PRIMARY KEY, hash TEXT NOT NULL)"
+_SELECT_HASH = "SELECT hash FROM doc_hashes WHERE key = ?"
+_DELETE_DOCUMENT = "DELETE FROM documents WHERE key = ?"
+_INSERT_DOCUMENT = "INSERT INTO documents (key, content) VALUES (?, ?)"
+_UPSERT_HASH = "INSERT OR REPLACE INTO doc_hashes (key, hash) VALUES (?, ?)"
+_SEARCH = "SELECT key, rank FROM documents WHERE documents MATCH ? ORDER BY rank"
 
 
 def _match_expression(query: str) -> str | None:
@@ -75,6 +80,10 @@ class Bm25SearchStrategy:
             (a ``LocalFileStorage`` directory, an ``InMemoryStorage`` namespace, an ``S3Storage``
             bucket and prefix), so any backend can use BM25, sandboxed ones included. Cannot be
             combined with ``config.db_path``.
+
+    Backends without ``base_dir`` (``InMemoryStorage``, ``S3Storage``) can also keep a persistent
+    index on the host: give ``Bm25SearchStrategyConfig(db_path=...)`` (one storage location per
+    database file, as for directories). Ranking is the same in every mode.
 
     Raises:
         ValueError: If ``in_memory`` is combined with an explicit ``db_path``.
@@ -138,12 +147,18 @@ class Bm25SearchStrategy:
 
     def _location(self, storage: Any) -> str:
         """Return the key under which the storage's index connection is kept."""
+        base_dir = getattr(storage, "base_dir", None)
         if not self._in_memory:
-            return os.path.abspath(str(storage.base_dir))
+            if base_dir is not None:
+                return os.path.abspath(str(base_dir))
+            if self._config.db_path is None:
+                raise ValueError(
+                    f"Bm25SearchStrategy needs a storage with a base_dir; for {type(storage).__name__} pass "
+                    "Bm25SearchStrategyConfig(db_path=...) or in_memory=True"
+                )
         describe = getattr(storage, "_index_location", None)
         if describe is not None:
             return str(describe())
-        base_dir = getattr(storage, "base_dir", None)
         if isinstance(base_dir, str):
             return "file:" + os.path.abspath(base_dir)
         return f"object:{id(storage)}"
@@ -183,7 +198,9 @@ class Bm25SearchStrategy:
                 f"'{directory}'. Omit db_path to keep one index per directory (e.g. per FileMemoryStore), "
                 "or use one strategy per storage."
             )
-        os.makedirs(directory, exist_ok=True)
+        if os.path.isabs(directory):
+            # A storage directory (not an S3 or in-memory location): make sure it exists.
+            os.makedirs(directory, exist_ok=True)
         if configured is not None:
             return configured
         parent, name = os.path.split(directory)
@@ -195,24 +212,22 @@ class Bm25SearchStrategy:
         with self._guard:
             connection = self._connection(location)
             try:
-                row = connection.execute("SELECT hash FROM doc_hashes WHERE key = ?", (key,)).fetchone()
-                if row is not None and row[0] == digest:
+                known = connection.execute(_SELECT_HASH, (key,)).fetchall()
+                if known and known[0][0] == digest:
                     return
-                connection.execute("DELETE FROM documents WHERE key = ?", (key,))
-                connection.execute("INSERT INTO documents (key, content) VALUES (?, ?)", (key, text))
-                connection.execute("INSERT OR REPLACE INTO doc_hashes (key, hash) VALUES (?, ?)", (key, digest))
-                connection.commit()
+                # One transaction: the old row goes, the new row and its hash arrive, or nothing does.
+                with connection:
+                    connection.execute(_DELETE_DOCUMENT, (key,))
+                    connection.execute(_INSERT_DOCUMENT, (key, text))
+                    connection.execute(_UPSERT_HASH, (key, digest))
             except sqlite3.DatabaseError as error:
-                connection.rollback()
                 raise StorageError(f"BM25 index for '{location}' failed to record '{key}': {error}") from error
 
     def _query(self, location: str, expression: str) -> list[StorageSearchResult]:
         with self._guard:
             connection = self._connection(location)
             try:
-                rows = connection.execute(
-                    "SELECT key, rank FROM documents WHERE documents MATCH ? ORDER BY rank", (expression,)
-                ).fetchall()
+                rows = connection.execute(_SEARCH, (expression,)).fetchall()
             except sqlite3.DatabaseError as error:
                 raise StorageError(f"BM25 index for '{location}' failed to answer {expression!r}: {error}") from error
         results = []

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from strands.types.exceptions import StorageError
 
+from ..._native import KeywordScorer
 from ..storage import Storage, StorageSearchResult
 
 __all__ = ["STOP_WORDS", "KeywordSearchStrategy", "token_overlap_score", "tokenize"]
@@ -63,21 +64,29 @@ def _key_stem(key: str) -> str:
 
 
 class _Scorer:
-    """Scores many documents against one tokenised query."""
+    """Scores many documents against one tokenised query (word matching in the native core)."""
 
     def __init__(self, query_tokens: set[str]) -> None:
         self._tokens = query_tokens
+        self._native = KeywordScorer(sorted(query_tokens))
 
     def score(self, key: str, data: bytes) -> int:
         """Score one entry exactly as the reference scores ``f"{stem} {text}"``.
 
-        The space between stem and text is a non-word character, so the words of the joined string
-        are the union of the words of both parts; scoring them separately avoids copying the text.
+        The space between stem and text is a non-word character that no case mapping touches, so
+        the words of the joined, lower-cased string are the union of the words of both parts,
+        each lower-cased on its own; scoring them separately avoids copying the text. Lower-casing
+        stays with Python's ``str.lower`` (the reference's full Unicode mapping).
         """
-        text = data.decode("utf-8", errors="replace")
-        words = tokenize(_key_stem(key))
-        words.update(_NON_WORD_RUN.split(text.lower()))
-        return len(self._tokens & words)
+        text = data.decode("utf-8", errors="replace").lower()
+        stem = _key_stem(key).lower()
+        try:
+            return int(self._native.score(stem, text))
+        except UnicodeEncodeError:
+            # A key with lone surrogates (undecodable file names) cannot cross into Rust.
+            words = set(_NON_WORD_RUN.split(stem))
+            words.update(_NON_WORD_RUN.split(text))
+            return len(self._tokens & words)
 
 
 class KeywordSearchStrategy:

@@ -1,0 +1,396 @@
+"""The offloader's legacy backends against strands-agents 1.62.0: formats, interop, failure safety."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import strands.vended_plugins.context_offloader.storage as ref
+import strands_offload.context_offloader as ours_pkg
+from _s3_support import EndpointSession, FaultProxy, fast_config
+from _sandboxes import MemorySandbox
+from botocore.exceptions import ClientError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
+from strands_offload.context_offloader import FileStorage, InMemoryStorage, S3Storage, Storage
+from strands_offload.context_offloader.storage import _sanitize_id
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_signatures_match_reference() -> None:
+    import inspect
+
+    for name in ("InMemoryStorage", "FileStorage", "S3Storage"):
+        ours, theirs = inspect.signature(getattr(ours_pkg, name)), inspect.signature(getattr(ref, name))
+        for param in theirs.parameters.values():
+            mine = ours.parameters[param.name]
+            assert (mine.kind, mine.default) == (param.kind, param.default), (name, param.name)
+        extra = [p for p in ours.parameters.values() if p.name not in theirs.parameters]
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in extra), name
+        assert [p for p in ours.parameters if p in theirs.parameters] == list(theirs.parameters)
+
+
+def test_exports() -> None:
+    assert set(ours_pkg.__all__) >= {"FileStorage", "InMemoryStorage", "S3Storage", "Storage"}
+    for backend in (InMemoryStorage(), FileStorage("unused")):
+        assert isinstance(backend, Storage) and isinstance(backend, ref.Storage)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("a.b/\\:é ~_-²\x00") + [".."]), max_size=14).map("".join))
+def test_sanitize_matches_reference(raw: str) -> None:
+    assert _sanitize_id(raw) == ref._sanitize_id(raw)
+
+
+# -- InMemoryStorage -------------------------------------------------------------------------
+
+
+def test_in_memory_matches_reference_including_eviction() -> None:
+    async def drive(storage: Any) -> list[Any]:
+        out: list[Any] = []
+        refs = [
+            await storage.store(f"tool/{i}_0", f"v{i}".encode(), "application/json" if i % 2 else "text/plain")
+            for i in range(6)
+        ]
+        out.append(refs)
+        for cycle in (3, 10, 21, 22, 23, 30):
+            storage._evict(cycle)
+            if cycle == 21:
+                try:
+                    out.append(await storage.retrieve(refs[1]))
+                except KeyError as error:
+                    out.append(str(error))
+            if cycle == 22:
+                refs.append(await storage.store("late", b"x"))
+            survivors = []
+            for reference in refs:
+                try:
+                    survivors.append(await storage.retrieve(reference))
+                except KeyError as error:
+                    survivors.append(str(error))
+            out.append(survivors)
+        storage.clear()
+        out.append(await storage.store("k", b""))
+        storage._bind(1)
+        storage._bind(1)
+        with pytest.raises(ValueError) as caught:
+            storage._bind(2)
+        out.append(str(caught.value))
+        return out
+
+    for evict in (20, 1, None):
+        assert run(drive(InMemoryStorage(evict))) == run(drive(ref.InMemoryStorage(evict)))
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_in_memory_rejects_non_positive_eviction(bad: int) -> None:
+    with pytest.raises(ValueError, match="^evict_after_turns must be a positive integer$"):
+        InMemoryStorage(bad)
+    InMemoryStorage(1.5)  # type: ignore[arg-type]  # accepted, like the reference
+
+
+# -- FileStorage -----------------------------------------------------------------------------
+
+NAME = re.compile(r"^(\d{13})_(\d+)_(.+)$")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "ext"),
+    [
+        ("text/plain", ".txt"),
+        ("application/json", ".json"),
+        ("image/png", ".png"),
+        ("weird", ".weird"),
+        ("text/plain; charset=utf-8", ".plain; charset=utf-8"),
+    ],
+)
+def test_file_names_match_reference(
+    tmp_path: Path, content_type: str, ext: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.1234)
+    ours = run(FileStorage(str(tmp_path / "ours")).store("tool:1/../x", b"c", content_type))
+    theirs = run(ref.FileStorage(str(tmp_path / "theirs")).store("tool:1/../x", b"c", content_type))
+    assert ours == theirs == f"1700000000123_1_tool_1___x{ext}"
+    assert (tmp_path / "ours" / ".metadata.json").read_text() == (tmp_path / "theirs" / ".metadata.json").read_text()
+
+
+def test_files_interoperate_both_ways(tmp_path: Path) -> None:
+    directory = str(tmp_path / "artifacts")
+
+    async def scenario() -> None:
+        theirs = ref.FileStorage(directory)
+        their_name = await theirs.store("t1_0", b"from reference", "application/json")
+        ours = FileStorage(directory)
+        our_name = await ours.store("t2_0", b"from us", "image/png")
+        assert await ours.retrieve(their_name) == (b"from reference", "application/json")
+        assert await ours.retrieve(Path(their_name).stem) == (b"from reference", "application/json")
+        assert await ours.retrieve(os.path.join(directory, their_name)) == (b"from reference", "application/json")
+        fresh = ref.FileStorage(directory)
+        assert await fresh.retrieve(our_name) == (b"from us", "image/png")
+        assert await fresh.retrieve(their_name) == (b"from reference", "application/json")
+        sidecar = json.loads((tmp_path / "artifacts" / ".metadata.json").read_text())
+        assert sidecar == {their_name: "application/json", our_name: "image/png"}
+
+    run(scenario())
+
+
+def test_retrieval_rules_match_reference(tmp_path: Path) -> None:
+    directory = tmp_path / "art"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.txt").write_bytes(b"outside")
+
+    async def scenario() -> None:
+        theirs = ref.FileStorage(str(directory))
+        a = await theirs.store("same", b"1")
+        b = await theirs.store("same", b"2", "application/json")
+        (directory / "untracked.bin").write_bytes(b"raw")
+        (directory / "dup.txt").write_bytes(b"d1")
+        (directory / "dup.json").write_bytes(b"d2")
+        ours = FileStorage(str(directory))
+        fresh = ref.FileStorage(str(directory))
+        for reference in [
+            a,
+            b,
+            Path(a).stem,
+            "untracked.bin",
+            "untracked",
+            "dup",
+            "../other/x.txt",
+            str(other / "x.txt"),
+            "a..b",
+            "",
+            "missing",
+            str(directory / a),
+            "sub/" + a,
+        ]:
+            results = []
+            for storage in (ours, fresh):
+                try:
+                    results.append(await storage.retrieve(reference))
+                except KeyError as error:
+                    results.append(("KeyError", str(error)))
+            assert results[0] == results[1], reference
+
+    run(scenario())
+
+
+def test_planted_symlink_is_not_followed_out(tmp_path: Path) -> None:
+    directory = tmp_path / "art"
+    directory.mkdir()
+    (tmp_path / "secret").write_bytes(b"secret")
+    (directory / "link.txt").symlink_to(tmp_path / "secret")
+    with pytest.raises(KeyError, match="Reference not found: link.txt"):
+        run(FileStorage(str(directory)).retrieve("link.txt"))
+
+
+def test_content_is_written_before_sidecar_and_both_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = tmp_path / "art"
+    storage = FileStorage(str(directory))
+    first = run(storage.store("a", b"one"))
+    real_replace = os.replace
+
+    def crash_on_sidecar(src: str, dst: str) -> None:
+        if dst.endswith(".metadata.json"):
+            raise OSError("crash while replacing the sidecar")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", crash_on_sidecar)
+    with pytest.raises(OSError, match="crash while replacing the sidecar"):
+        run(storage.store("b", b"two", "application/json"))
+    monkeypatch.undo()
+    sidecar = json.loads((directory / ".metadata.json").read_text())
+    assert sidecar == {first: "text/plain"}
+    for name in sidecar:
+        assert (directory / name).is_file()
+    assert not [n for n in os.listdir(directory) if n.startswith(".__strands_tmp_")]
+
+    def crash_on_content(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "write", crash_on_content)
+    with pytest.raises(OSError, match="disk full"):
+        run(storage.store("c", b"three"))
+    monkeypatch.undo()
+    assert json.loads((directory / ".metadata.json").read_text()) == {first: "text/plain"}
+    leftovers = sorted(name for name in os.listdir(directory) if not name.startswith(".__strands_"))
+    assert len(leftovers) == 3 and leftovers[0] == ".metadata.json" and first in leftovers
+    assert [name for name in leftovers if name.endswith("_b.json")]  # written, just never recorded
+
+
+def test_same_millisecond_instances_never_overwrite_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)
+    directory = str(tmp_path / "art")
+    one, two = FileStorage(directory), FileStorage(directory)
+    first = run(one.store("k", b"first"))
+    second = run(two.store("k", b"second"))
+    third = run(two.store("k", b"third", "application/json"))
+    assert (first, second, third) == ("1700000000000_1_k.txt", "1700000000000_2_k.txt", "1700000000000_3_k.json")
+    assert run(two.retrieve(first)) == (b"first", "text/plain")
+    assert run(ref.FileStorage(directory).retrieve(first)) == (b"first", "text/plain")
+    assert run(ref.FileStorage(directory).retrieve(second)) == (b"second", "text/plain")
+    sidecar = json.loads((tmp_path / "art" / ".metadata.json").read_text())
+    assert sidecar == {first: "text/plain", second: "text/plain", third: "application/json"}
+
+
+@pytest.mark.parametrize("corrupt", [b"{not json", b"\xff\xfe\x00garbage", b"[1, 2]", b'"text"'])
+def test_corrupt_sidecar_keeps_files_readable(tmp_path: Path, corrupt: bytes) -> None:
+    directory = tmp_path / "art"
+    name = run(FileStorage(str(directory)).store("k", b"payload", "application/json"))
+    (directory / ".metadata.json").write_bytes(corrupt)
+    storage = FileStorage(str(directory))
+    assert run(storage.retrieve(name)) == (b"payload", "application/octet-stream")
+    new = run(storage.store("n", b"new"))
+    assert run(FileStorage(str(directory)).retrieve(new)) == (b"new", "text/plain")
+
+
+def test_corrupt_sidecar_entry_names_the_reference(tmp_path: Path) -> None:
+    directory = tmp_path / "art"
+    storage = FileStorage(str(directory))
+    good = run(storage.store("good", b"g"))
+    bad = run(storage.store("bad", b"b"))
+    sidecar = json.loads((directory / ".metadata.json").read_text())
+    sidecar[bad] = {"oops": 1}
+    (directory / ".metadata.json").write_text(json.dumps(sidecar))
+    fresh = FileStorage(str(directory))
+    with pytest.raises(ValueError, match=re.escape(f"Content type of '{bad}' in .metadata.json is corrupt")):
+        run(fresh.retrieve(bad))
+    assert run(fresh.retrieve(good)) == (b"g", "text/plain")
+
+
+def test_sandbox_mode_matches_reference_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.5)
+
+    async def drive(storage: Any, box: MemorySandbox) -> list[Any]:
+        names = [await storage.store("a/b", b"1"), await storage.store("c", b"{}", "application/json")]
+        got = [await storage.retrieve(n) for n in names]
+        try:
+            await storage.retrieve("nope")
+        except KeyError as error:
+            got.append(str(error))
+        return [names, got, sorted(box.files.items())]
+
+    ours_box, theirs_box = MemorySandbox(), MemorySandbox()
+    ours = run(drive(FileStorage("./artifacts/").for_sandbox(ours_box), ours_box))
+    theirs = run(drive(ref.FileStorage("./artifacts/").for_sandbox(theirs_box), theirs_box))
+    assert ours == theirs
+    writes = [path for call, path in ours_box.calls if call == "write_file"]
+    assert writes[0].endswith("_a_b.txt") and writes[1] == "artifacts/.metadata.json"
+    assert FileStorage("x", sandbox=ours_box).for_sandbox(MemorySandbox())._sandbox is ours_box
+
+
+def test_host_default_sandbox_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    storage = FileStorage("art").for_sandbox(NotASandboxLocalEnvironment())
+    name = run(storage.store("k", b"v"))
+    assert (tmp_path / "art" / name).read_bytes() == b"v"
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", lambda *a, **k: (_ for _ in ()).throw(OSError("crash")))
+        with pytest.raises(OSError):
+            run(storage.store("k2", b"v2"))
+    sidecar = json.loads((tmp_path / "art" / ".metadata.json").read_text())
+    assert list(sidecar) == [name]
+    assert run(ref.FileStorage("art").retrieve(name)) == (b"v", "text/plain")
+
+
+# -- S3Storage -------------------------------------------------------------------------------
+
+
+def test_s3_interop_and_reference_strings(s3_session: Any, s3_bucket: str) -> None:
+    async def scenario() -> None:
+        ours = S3Storage(s3_bucket, "/tool-results/", s3_session)
+        theirs = ref.S3Storage(s3_bucket, "/tool-results/", s3_session)
+        our_ref = await ours.store("t/1", b"ours", "application/json")
+        their_ref = await theirs.store("t/1", b"theirs", "image/png")
+        assert re.fullmatch(rf"s3://{s3_bucket}/tool-results/\d{{13}}_1_t_1", our_ref)
+        assert await theirs.retrieve(our_ref) == (b"ours", "application/json")
+        assert await ours.retrieve(their_ref) == (b"theirs", "image/png")
+        bare = their_ref.removeprefix(f"s3://{s3_bucket}/")
+        assert await ours.retrieve(bare) == (b"theirs", "image/png")
+        for reference in (
+            f"s3://other-bucket/{bare}",
+            "outside/key",
+            f"s3://{s3_bucket}/outside",
+            f"s3://{s3_bucket}/tool-results/missing",
+        ):
+            for storage in (ours, theirs):
+                with pytest.raises(KeyError, match=re.escape(f"Reference not found: {reference}")):
+                    await storage.retrieve(reference)
+
+    run(scenario())
+
+
+def test_s3_errors_propagate_as_client_errors(s3_session: Any) -> None:
+    storage = S3Storage(f"missing-{uuid.uuid4().hex[:8]}", boto_session=s3_session)
+    with pytest.raises(ClientError):
+        run(storage.store("k", b"v"))
+    with pytest.raises(ClientError):
+        run(storage.retrieve("k"))
+
+
+def test_s3_user_agent(s3_session: Any) -> None:
+    assert S3Storage("b", boto_session=s3_session)._client.meta.config.user_agent_extra == "strands-agents"
+    configured = S3Storage("b", boto_session=s3_session, boto_client_config=fast_config(user_agent_extra="app"))
+    assert configured._client.meta.config.user_agent_extra == "app strands-agents"
+
+
+def test_s3_store_through_faults_reports_only_real_stores(
+    fault_proxy: FaultProxy, s3_bucket: str, s3_session: Any
+) -> None:
+    storage = S3Storage(s3_bucket, "p", EndpointSession(fault_proxy.endpoint), fast_config())
+
+    async def scenario() -> None:
+        fault_proxy.fail(2)
+        reference = await storage.store("k", b"v")
+        assert await S3Storage(s3_bucket, "p", s3_session).retrieve(reference) == (b"v", "text/plain")
+        fault_proxy.fail(3, status=500)
+        with pytest.raises(ClientError):
+            await storage.store("k2", b"v2")
+        fault_proxy.kill()
+        with pytest.raises(Exception) as caught:
+            await storage.store("k3", b"v3")
+        assert "Could not connect" in str(caught.value) or "Connection" in type(caught.value).__name__
+
+    run(scenario())
+    keys = [item["Key"] for item in s3_session.client("s3").list_objects_v2(Bucket=s3_bucket).get("Contents", [])]
+    assert len(keys) == 1 and keys[0].endswith("_1_k")
+
+
+_STORER = """
+import asyncio, sys
+from strands_offload.context_offloader import FileStorage
+
+async def main():
+    storage = FileStorage(sys.argv[1], durable=False)
+    for i in range(60):
+        await storage.store(f"p{sys.argv[2]}_{i}", f"{sys.argv[2]}-{i}".encode(), "application/json")
+
+asyncio.run(main())
+"""
+
+
+def test_processes_sharing_a_directory_keep_every_sidecar_entry(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "storer.py"
+    script.write_text(_STORER)
+    directory = tmp_path / "art"
+    workers = [subprocess.Popen([sys.executable, str(script), str(directory), str(n)]) for n in range(3)]
+    assert [worker.wait(timeout=120) for worker in workers] == [0, 0, 0]
+    sidecar = json.loads((directory / ".metadata.json").read_text())
+    assert len(sidecar) == 180 and set(sidecar.values()) == {"application/json"}
+    reader = ref.FileStorage(str(directory))
+    contents = {run(reader.retrieve(name))[0] for name in sidecar}
+    assert contents == {f"{n}-{i}".encode() for n in range(3) for i in range(60)}

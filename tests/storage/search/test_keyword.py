@@ -1,0 +1,143 @@
+"""Keyword search: same tokens, scores and order as the reference on the same data."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import strands.storage as ref_storage
+import strands.storage.search.keyword as ref_keyword
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands.types.exceptions import StorageError
+from strands_offload.storage import InMemoryStorage
+from strands_offload.storage.search import KeywordSearchStrategy
+from strands_offload.storage.search.keyword import STOP_WORDS, _Scorer, token_overlap_score, tokenize
+
+PIECES = st.sampled_from(
+    [
+        "Alpha",
+        "beta",
+        "ΣΊΣΥΦΟΣ",
+        "σίσυφος",
+        "x²",
+        "İstanbul",
+        "naïve",
+        "the",
+        "What",
+        "md",
+        "notes",
+        "_id",
+        "a1",
+        "日本語",
+        "ß",
+        "ﬁle",
+        " ",
+        "  ",
+        "\n",
+        "-",
+        ".",
+        "/",
+        "é",
+        "\t",
+        "🙂",
+        "Ǆ",
+    ]
+)
+TEXT = st.lists(PIECES, max_size=10).map("".join)
+KEY = st.lists(
+    st.sampled_from(["notes", "auth.md", ".hidden", "a.b.c", "x.", "dir.v1", "Alpha", "ΣΟΣ.txt"]),
+    min_size=1,
+    max_size=3,
+).map("/".join)
+
+
+def test_stop_words_are_the_reference_list() -> None:
+    assert STOP_WORDS == ref_keyword.STOP_WORDS and len(STOP_WORDS) == 122
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, TEXT)
+def test_tokenize_and_overlap_match_reference(query: str, content: str) -> None:
+    assert tokenize(content) == ref_keyword.tokenize(content)
+    tokens = tokenize(query)
+    assert token_overlap_score(tokens, content) == ref_keyword.token_overlap_score(tokens, content)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(KEY, st.one_of(TEXT.map(str.encode), st.binary(max_size=12)), max_size=12), TEXT)
+def test_search_results_match_reference(entries: dict[str, bytes], query: str) -> None:
+    async def both() -> tuple[Any, Any]:
+        ours, theirs = InMemoryStorage(), ref_storage.InMemoryStorage()
+        for key, value in entries.items():
+            await ours.write(key, value)
+            await theirs.write(key, value)
+        mine = await KeywordSearchStrategy().search(ours, query)
+        reference = await ref_keyword.KeywordSearchStrategy().search(theirs, query)
+        return mine, reference
+
+    mine, reference = asyncio.run(both())
+    assert mine == reference
+    assert [r.key for r in mine] == [r.key for r in reference]
+
+
+class _Flaky(InMemoryStorage):
+    async def read(self, key: str) -> bytes | None:
+        if key == "broken":
+            raise StorageError("Failed to read 'broken'")
+        return await super().read(key)
+
+
+def test_unreadable_entries_are_skipped_and_ties_keep_key_order() -> None:
+    async def scenario() -> list[tuple[str, float]]:
+        storage = _Flaky()
+        for key, text in [("c", b"alpha"), ("broken", b"alpha beta"), ("b", b"alpha beta"), ("a", b"alpha")]:
+            await storage.write(key, text)
+        return [(r.key, r.score) for r in await storage.search("the alpha beta")]
+
+    assert asyncio.run(scenario()) == [("b", 2), ("a", 1), ("c", 1)]
+
+
+def test_stop_word_only_query_touches_nothing() -> None:
+    class Untouchable:
+        async def list(self, query: str = "") -> list[str]:
+            raise AssertionError("listed")
+
+    assert asyncio.run(KeywordSearchStrategy().search(Untouchable(), "what is the")) == []  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=200), st.lists(st.text(max_size=6), max_size=5))
+def test_native_scorer_agrees_with_python_re_on_any_text(key: str, content: str, extra: list[str]) -> None:
+    """The Rust word splitter must find the reference's words on arbitrary Unicode."""
+    query = ref_keyword.tokenize(" ".join([*extra, content[:20], key[:5]])) - ref_keyword.STOP_WORDS
+    expected = ref_keyword.token_overlap_score(query, f"{key} {content}")
+    assert _Scorer(query).score(key + ".x", content.encode("utf-8", "surrogatepass")) == expected or (
+        # Lone surrogates in the content do not survive the UTF-8 round trip of the reference either.
+        any(0xD800 <= ord(c) <= 0xDFFF for c in content)
+    )
+
+
+def test_native_word_table_covers_every_code_point() -> None:
+    """Every code point, lower-cased, as a would-be word between dashes: same count as Python ``re``."""
+    import sys
+
+    pieces = [chr(code).lower() for code in range(sys.maxunicode + 1) if not 0xD800 <= code <= 0xDFFF]
+    pieces = [piece for piece in pieces if "-" not in piece]
+    text = "-".join(pieces)
+    query = set(pieces)
+    expected = ref_keyword.token_overlap_score(query, text)
+    assert expected > 100_000
+    assert _Scorer(query).score("", text.encode()) == expected
+
+
+def test_keys_with_lone_surrogates_fall_back_to_python_scoring() -> None:
+    async def both() -> tuple[Any, Any]:
+        ours, theirs = InMemoryStorage(), ref_storage.InMemoryStorage()
+        for storage in (ours, theirs):
+            await storage.write("bad\udcffname/alpha.md", b"beta")
+            await storage.write("plain", b"alpha")
+        return await ours.search("alpha beta"), await theirs.search("alpha beta")
+
+    mine, reference = asyncio.run(both())
+    assert mine == reference and [r.key for r in mine] == ["bad\udcffname/alpha.md", "plain"]
