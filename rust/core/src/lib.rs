@@ -5,5 +5,6 @@
 
 pub mod grep;
 pub mod json;
+pub mod jsonpath;
 pub mod preview;
 pub mod tokens;
