@@ -11,3 +11,12 @@ def json_dumps(obj: object, *, indent: int | str | None = None) -> str:
 
 def json_dumps_len(obj: object) -> int:
     """Length of ``json.dumps(obj)`` (single-line form) computed without building the text."""
+
+# jsonpath
+__all__ += ["json_query"]
+
+def json_query(data: bytes, query: str, *, max_chars: int = 10000) -> str:
+    """Evaluate a JSONPath ``query`` on the JSON document ``data``; the matches as indented JSON.
+
+    Raises ``ValueError`` when ``data`` is not JSON or ``query`` does not parse.
+    """

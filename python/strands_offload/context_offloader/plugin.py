@@ -404,7 +404,7 @@ class ContextOffloader(Plugin):
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return _native.json_query(bytes(data), query)
+            return _native.json_query(bytes(data), query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
             return decode_full_content(bytes(data), content_type, shown)

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 mod grep;
 mod json;
+mod jsonpath;
 mod tokens;
 
 #[pymodule]
@@ -14,5 +15,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tokens::register(m)?;
     grep::register(m)?;
     json::register(m)?;
+    jsonpath::register(m)?;
     Ok(())
 }
