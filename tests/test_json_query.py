@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from strands_offload._native import json_query
 
 BIG = 10**9
@@ -244,7 +243,9 @@ scalars = (
 )
 documents = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), inner, max_size=5)
+    ),
     max_leaves=30,
 )
 
@@ -361,7 +362,9 @@ def test_invalid_documents_fail_like_json_loads(data: Any, document: tuple[bytes
     if edit == "cut":
         broken = text[:pos]
     elif edit == "insert":
-        broken = text[:pos] + data.draw(st.sampled_from(list(b'{}[]",:\\x0-1eE.tnN \x01\t'))).to_bytes(1, "big") + text[pos:]
+        broken = (
+            text[:pos] + data.draw(st.sampled_from(list(b'{}[]",:\\x0-1eE.tnN \x01\t'))).to_bytes(1, "big") + text[pos:]
+        )
     else:
         broken = text[:pos] + text[pos + 1 :]
     try:
@@ -445,7 +448,13 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
 
 def test_ten_megabyte_document() -> None:
     records = [
-        {"id": i, "name": f"record {i} caf\u00e9", "score": i * 0.5, "tags": ["a", "b"][: i % 3], "nested": {"k": [i, None, True]}}
+        {
+            "id": i,
+            "name": f"record {i} caf\u00e9",
+            "score": i * 0.5,
+            "tags": ["a", "b"][: i % 3],
+            "nested": {"k": [i, None, True]},
+        }
         for i in range(100_000)
     ]
     text = json.dumps({"items": records}).encode()

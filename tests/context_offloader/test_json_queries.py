@@ -47,7 +47,11 @@ def test_query_pulls_one_value_out_of_offloaded_json() -> None:
 def test_filter_and_truncation_follow_the_budget() -> None:
     doc = _document()
     plugin = ContextOffloader(json_queries=True, max_result_tokens=300, preview_tokens=100)
-    _agent, results = run(plugin, [{"json": doc}], [{"reference": 0, "query": "$.items[?(@.id >= 390)].id"}, {"reference": 0, "query": "$.items[*]"}])
+    _agent, results = run(
+        plugin,
+        [{"json": doc}],
+        [{"reference": 0, "query": "$.items[?(@.id >= 390)].id"}, {"reference": 0, "query": "$.items[*]"}],
+    )
     assert _body(_text_of(results[1])) == [i for i in range(390, 400)]
     truncated = _text_of(results[2])
     header, body = truncated.split("\n\n", 1)

@@ -13,7 +13,7 @@ pub mod document;
 pub mod eval;
 pub mod query;
 
-use crate::json::{JsonWriter, Layout, Sink};
+use crate::json::{JsonWriter, Layout};
 use document::{decode_escaped, Document, DocumentError, Kind};
 use eval::{children, TooManyMatches, MAX_SELECTED, NO_KEY};
 use query::QueryError;
