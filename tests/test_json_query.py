@@ -378,7 +378,10 @@ def test_invalid_documents_fail_like_json_loads(data: Any, document: tuple[bytes
             json_query(broken, "$")
         assert str(info.value) == f"stored content is not valid JSON: {error}"
     else:
-        assert json_query(broken, "$", max_chars=BIG) == expected_text("$", [loaded])
+        header, body = json_query(broken, "$", max_chars=BIG).split("\n\n", 1)
+        assert header == "[1 match for $]"
+        # An edit may turn a number into one Python prints differently; values must agree.
+        assert json.dumps(json.loads(body), indent=2) == json.dumps([loaded], indent=2)
 
 
 def test_python_acceptance_edges() -> None:

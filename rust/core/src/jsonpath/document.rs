@@ -238,8 +238,12 @@ impl Parser<'_> {
                     match c {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i = stop + 2,
                         b'u' => {
+                            // Python also refuses four digits that end the input.
                             let hex = self.bytes.get(stop + 2..stop + 6);
-                            if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                            let ends_input = stop + 6 >= self.bytes.len();
+                            if ends_input
+                                || !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+                            {
                                 return Err(self.err("Invalid \\uXXXX escape", stop + 1));
                             }
                             i = stop + 6;
@@ -578,6 +582,10 @@ mod tests {
             ("\"a\\x\"", "Invalid \\escape: line 1 column 3 (char 2)"),
             (
                 "\"\\u12",
+                "Invalid \\uXXXX escape: line 1 column 3 (char 2)",
+            ),
+            (
+                "\"\\u1234",
                 "Invalid \\uXXXX escape: line 1 column 3 (char 2)",
             ),
             ("01", "Extra data: line 1 column 2 (char 1)"),
