@@ -147,6 +147,30 @@ fn string_stop_mask(w: u64) -> u64 {
 /// Index of the first `"`, `\\` or control byte at or after `from`.
 #[inline]
 fn next_string_stop(bytes: &[u8], mut from: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        while let Some(chunk) = bytes.get(from..from + 16) {
+            // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the
+            // 16 bytes of `chunk`, unaligned loads being allowed.
+            let mask = unsafe {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+                let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                // Unsigned v <= 0x1f exactly when max(v, 0x1f) == 0x1f.
+                let limit = _mm_set1_epi8(0x1f);
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit);
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
+            };
+            if mask != 0 {
+                return Some(from + mask.trailing_zeros() as usize);
+            }
+            from += 16;
+        }
+    }
     while let Some(chunk) = bytes.get(from..from + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
