@@ -9,8 +9,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import _native
 
-# json
-from ._native import json_dumps, json_dumps_len
+# json, jsonpath
+from ._native import json_dumps, json_dumps_len, json_query
 
 try:
     __version__ = version("strands-offload")
@@ -22,4 +22,6 @@ __all__ = [
     # json
     "json_dumps",
     "json_dumps_len",
+    # jsonpath
+    "json_query",
 ]
