@@ -60,6 +60,12 @@ class Filter:
 
 
 @dataclass(frozen=True)
+class Logic:
+    kind: str  # "and", "or", "not"
+    parts: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Segment:
     descendant: bool
     selectors: tuple[Any, ...]
@@ -113,7 +119,10 @@ def _ordered(x: Any, lit: Any, op: str) -> bool:
     return {"<": x < lit, "<=": x <= lit, ">": x > lit, ">=": x >= lit}[op]
 
 
-def _accepts(value: Any, f: Filter) -> bool:
+def _accepts(value: Any, f: Filter | Logic) -> bool:
+    if isinstance(f, Logic):
+        results = [_accepts(value, part) for part in f.parts]
+        return all(results) if f.kind == "and" else any(results) if f.kind == "or" else not results[0]
     target = _resolve(value, f.path)
     if f.op is None:
         return target is not MISSING
@@ -200,6 +209,23 @@ def _selector_text(draw: Any, sel: Any) -> str:
         return text
     if isinstance(sel, Wild):
         return "*"
+    test = _test_text(draw, sel)
+    return f"?({test})" if draw(st.booleans()) else f"?{test}"
+
+
+def _test_text(draw: Any, sel: Filter | Logic) -> str:
+    if isinstance(sel, Logic):
+        if sel.kind == "not":
+            (inner,) = sel.parts
+            bare = isinstance(inner, Filter) and inner.op is None and draw(st.booleans())
+            return "!" + (_test_text(draw, inner) if bare else f"({_test_text(draw, inner)})")
+        texts = []
+        for part in sel.parts:
+            text = _test_text(draw, part)
+            # An || inside && needs parentheses; anything may have them.
+            needs = sel.kind == "and" and isinstance(part, Logic) and part.kind == "or"
+            texts.append(f"({text})" if needs or draw(st.booleans()) else text)
+        return (_ws(draw) + ("&&" if sel.kind == "and" else "||") + _ws(draw)).join(texts)
     path = "@"
     for step in sel.path:
         if isinstance(step, str) and _IDENT.match(step) and draw(st.booleans()):
@@ -208,8 +234,7 @@ def _selector_text(draw: Any, sel: Any) -> str:
             path += "[" + _quote(draw, step) + "]"
         else:
             path += f"[{step}]"
-    test = path if sel.op is None else f"{path}{_ws(draw)}{sel.op}{_ws(draw)}{_literal_text(draw, sel.literal)}"
-    return f"?({test})" if draw(st.booleans()) else f"?{test}"
+    return path if sel.op is None else f"{path}{_ws(draw)}{sel.op}{_ws(draw)}{_literal_text(draw, sel.literal)}"
 
 
 def render(draw: Any, segments: list[Segment]) -> str:
@@ -313,8 +338,15 @@ selectors = (
         st.none() | st.integers(-3, 3).filter(bool),
     )
     | st.just(Wild())
-    | st.builds(Filter, _paths(), st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), literals)
-    | st.builds(Filter, _paths(), st.none())
+    | st.recursive(
+        st.builds(Filter, _paths(), st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), literals)
+        | st.builds(Filter, _paths(), st.none()),
+        lambda inner: (
+            st.builds(Logic, st.sampled_from(["and", "or"]), st.lists(inner, min_size=2, max_size=3).map(tuple))
+            | st.builds(Logic, st.just("not"), st.tuples(inner))
+        ),
+        max_leaves=4,
+    )
 )
 segments = st.lists(
     st.builds(Segment, st.booleans(), st.lists(selectors, min_size=1, max_size=3).map(tuple)),
@@ -421,7 +453,9 @@ def test_python_acceptance_edges() -> None:
         ("$['a]", 2, "unterminated string"),
         ("$[?(@.a = 1)]", 8, "expected a comparison operator"),
         ("$[?(@.a == maybe)]", 11, "expected a literal"),
-        ("$[?(@.a == 1]", 12, "expected ')' to close the filter"),
+        ("$[?(@.a == 1]", 12, "expected '&&', '||' or ')' to close the filter"),
+        ("$[?(@.a == 1 & @.b)]", 13, "expected '&&', '||' or ')'"),
+        ("$[?" + "!" * 70 + "@.a]", 67, "filter nested deeper than 64 levels"),
         ("$[?(x)]", 4, "expected '@'"),
         ("$.a b", 4, "expected '.', '..', '[' or the end of the query, found 'b'"),
         ("$['\\q']", 4, "expected an escape"),
@@ -435,6 +469,16 @@ def test_query_errors_name_position_and_expectation(query: str, position: int, e
     message = str(info.value)
     assert message.startswith(f"invalid query at position {position}: ")
     assert expected in message
+
+
+def test_and_binds_tighter_than_or() -> None:
+    doc = [{"a": 1, "b": 0, "c": 0}, {"a": 0, "b": 2, "c": 3}, {"a": 0, "b": 2, "c": 0}]
+    query = "$[?@.a == 1 || @.b == 2 && @.c == 3]"
+    want = [d for d in doc if d["a"] == 1 or (d["b"] == 2 and d["c"] == 3)]
+    assert json_query(json.dumps(doc).encode(), query, max_chars=BIG) == expected_text(query, want)
+    grouped = "$[?(@.a == 1 || @.b == 2) && !(@.c == 3)]"
+    want = [d for d in doc if (d["a"] == 1 or d["b"] == 2) and d["c"] != 3]
+    assert json_query(json.dumps(doc).encode(), grouped, max_chars=BIG) == expected_text(grouped, want)
 
 
 def test_negative_budget_is_refused() -> None:

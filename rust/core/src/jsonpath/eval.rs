@@ -9,7 +9,8 @@
 //! - `..sel` applies `sel` to the node and to each of its descendants, taken
 //!   in document order with every node before its children.
 //! - A union `[a, b]` concatenates the selections of `a` and `b` (duplicates kept).
-//! - Filters test each item or member value `@`. A missing path makes `==`
+//! - Filters test each item or member value `@`; `&&` binds tighter than
+//!   `||`, `!` negates, parentheses group. A missing path makes `==`
 //!   and the orderings false and `!=` true. `==` compares numbers by value
 //!   (exactly, like Python compares ints and floats), strings, booleans and
 //!   null by equality; containers equal nothing. Orderings apply to two
@@ -298,6 +299,9 @@ fn equal(doc: &Document<'_>, node: Node, literal: &Literal) -> bool {
 
 fn accepts(doc: &Document<'_>, candidate: u32, filter: &Filter) -> bool {
     match filter {
+        Filter::And(parts) => parts.iter().all(|p| accepts(doc, candidate, p)),
+        Filter::Or(parts) => parts.iter().any(|p| accepts(doc, candidate, p)),
+        Filter::Not(inner) => !accepts(doc, candidate, inner),
         Filter::Exists(path) => resolve(doc, candidate, path).is_some(),
         Filter::Compare(path, op, literal) => {
             let Some(target) = resolve(doc, candidate, path) else {

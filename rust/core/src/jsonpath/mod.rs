@@ -215,6 +215,16 @@ mod tests {
     }
 
     #[test]
+    fn filter_logic() {
+        let doc = r#"[{"a": 1, "b": 0}, {"a": 0, "b": 2}, {"b": 3}]"#;
+        assert_eq!(q(doc, "$[?@.a == 1 || @.b > 2].b"), "[\n  0,\n  3\n]");
+        assert_eq!(q(doc, "$[?(@.a && @.b >= 2)].b"), "[\n  2\n]");
+        assert_eq!(q(doc, "$[?!@.a].b"), "[\n  3\n]");
+        assert_eq!(q(doc, "$[?!(@.a == 0 || @.a == 1)].b"), "[\n  3\n]");
+        assert_eq!(q(doc, "$[?@.a != 1].b"), "[\n  2,\n  3\n]");
+    }
+
+    #[test]
     fn duplicate_keys_last_wins_at_first_position() {
         let doc = r#"{"a": 1, "b": 2, "a": 3}"#;
         assert_eq!(q(doc, "$"), "[\n  {\n    \"a\": 3,\n    \"b\": 2\n  }\n]");

@@ -7,7 +7,10 @@
 //! selector  = 'name' | "name" | "*" | index | slice | filter
 //! index     = -?digits                     (negative counts from the end)
 //! slice     = index? ":" index? (":" index?)?   (Python's slice semantics)
-//! filter    = "?" "(" test ")" | "?" test
+//! filter    = "?" or
+//! or        = and ("||" and)*
+//! and       = unary ("&&" unary)*
+//! unary     = "!" unary | "(" or ")" | test
 //! test      = path | path op literal
 //! path      = "@" ("." name | "[" 'name' "]" | "[" index "]")*
 //! op        = "==" | "!=" | "<" | "<=" | ">" | ">="
@@ -65,7 +68,16 @@ pub enum Filter {
     Exists(Vec<Step>),
     /// `@.path op literal`.
     Compare(Vec<Step>, Op, Literal),
+    /// `a && b && ...`: every part holds.
+    And(Vec<Filter>),
+    /// `a || b || ...`: some part holds.
+    Or(Vec<Filter>),
+    /// `!a`.
+    Not(Box<Filter>),
 }
+
+/// Deepest nesting of `(` and `!` inside one filter.
+pub const MAX_FILTER_DEPTH: usize = 64;
 
 /// One step of a filter path below `@`.
 #[derive(Debug, Clone, PartialEq)]
@@ -409,11 +421,72 @@ impl Parser {
         Ok(v)
     }
 
-    /// After `?`: `(test)` or `test`.
+    /// After `?`: a test expression.
     fn filter(&mut self) -> Result<Filter, QueryError> {
+        self.or_expr(0)
+    }
+
+    fn or_expr(&mut self, depth: usize) -> Result<Filter, QueryError> {
+        let mut parts = vec![self.and_expr(depth)?];
+        loop {
+            self.skip_ws();
+            if self.peek() == Some('|') && self.peek_at(1) == Some('|') {
+                self.i += 2;
+                parts.push(self.and_expr(depth)?);
+            } else {
+                break;
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.swap_remove(0)
+        } else {
+            Filter::Or(parts)
+        })
+    }
+
+    fn and_expr(&mut self, depth: usize) -> Result<Filter, QueryError> {
+        let mut parts = vec![self.unary(depth)?];
+        loop {
+            self.skip_ws();
+            if self.peek() == Some('&') && self.peek_at(1) == Some('&') {
+                self.i += 2;
+                parts.push(self.unary(depth)?);
+            } else {
+                break;
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.swap_remove(0)
+        } else {
+            Filter::And(parts)
+        })
+    }
+
+    fn unary(&mut self, depth: usize) -> Result<Filter, QueryError> {
         self.skip_ws();
-        let paren = self.eat('(');
-        self.skip_ws();
+        if depth >= MAX_FILTER_DEPTH {
+            return Err(QueryError {
+                position: self.i,
+                message: format!("filter nested deeper than {MAX_FILTER_DEPTH} levels"),
+            });
+        }
+        if self.peek() == Some('!') && self.peek_at(1) != Some('=') {
+            self.i += 1;
+            return Ok(Filter::Not(Box::new(self.unary(depth + 1)?)));
+        }
+        if self.eat('(') {
+            let inner = self.or_expr(depth + 1)?;
+            self.skip_ws();
+            if !self.eat(')') {
+                return Err(self.expected("'&&', '||' or ')' to close the filter"));
+            }
+            return Ok(inner);
+        }
+        self.test()
+    }
+
+    /// `@path` or `@path op literal`.
+    fn test(&mut self) -> Result<Filter, QueryError> {
         if !self.eat('@') {
             return Err(self.expected("'@' (the filter tests the current item, like ?(@.id == 3))"));
         }
@@ -457,23 +530,14 @@ impl Parser {
             }
             _ => None,
         };
-        let filter = match op {
+        Ok(match op {
             None => Filter::Exists(path),
             Some((op, width)) => {
                 self.i += width;
                 self.skip_ws();
                 Filter::Compare(path, op, self.literal()?)
             }
-        };
-        self.skip_ws();
-        if paren && !self.eat(')') {
-            return Err(self.expected(if matches!(filter, Filter::Exists(_)) {
-                "a comparison operator (==, !=, <, <=, >, >=) or ')'"
-            } else {
-                "')' to close the filter"
-            }));
-        }
-        Ok(filter)
+        })
     }
 
     fn literal(&mut self) -> Result<Literal, QueryError> {
