@@ -357,7 +357,8 @@ class ContextOffloader(Plugin):
 
         Modes:
           - query: for stored JSON, the values a JSONPath expression selects, such as
-            "$.items[3].name", "$.items[*].id" or "$..error"; the cheapest way into large JSON.
+            "$.items[3].name", "$.items[*].id", "$..error" or "$.items[?(@.status == 'failed')].id";
+            the cheapest way into large JSON.
           - pattern: only the lines matching it, each with surrounding context lines.
           - line_range: exactly those lines, numbered.
           - none of them: the whole stored content. This puts every token back into the
