@@ -518,3 +518,19 @@ def test_ten_megabyte_document() -> None:
     filtered = json_query(text, "$.items[?(@.score >= 49998.5)].id", max_chars=BIG)
     assert filtered == expected_text("$.items[?(@.score >= 49998.5)].id", [99997, 99998, 99999])
     print(f"10 MB query: {elapsed * 1000:.1f} ms")
+
+
+query_alphabet = st.sampled_from(list("$.[]*?@()'\"\\,:-0123456789 abnu=!<>&|") + ["..", "==", "&&", "\u00e9"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(query_alphabet, max_size=20).map("".join), st.binary(max_size=40) | document_texts().map(lambda d: d[0])
+)
+def test_any_input_gives_text_or_value_error(query: str, data: bytes) -> None:
+    try:
+        result = json_query(data, query, max_chars=500)
+    except ValueError as error:
+        assert str(error).startswith(("invalid query at position ", "stored content is not valid JSON: "))
+    else:
+        assert result.startswith((f"No matches for query '{query}'.", "["))
