@@ -256,6 +256,8 @@ def render(draw: Any, segments: list[Segment]) -> str:
 # Documents, written as JSON text with random whitespace, escapes, duplicates
 # ---------------------------------------------------------------------------
 
+# Numbers where int/float comparison must be exact, as Python's is.
+TRICKY = [2**53, 2**53 + 1, 9007199254740992.0, 10**23, 1e23, -0.0, 0, 0.5, -(10**30), 1e300]
 KEYS = ["a", "b", "id", "name", "x y", "it's", 'q"', "\u00e9", "\U0001f680", "\\", "", "0", "\ud800"]
 scalars = (
     st.none()
@@ -265,6 +267,7 @@ scalars = (
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.sampled_from(KEYS)
     | st.text(max_size=6)
+    | st.sampled_from(TRICKY)
 )
 values = st.recursive(
     scalars,
@@ -327,7 +330,15 @@ def _paths() -> Any:
     return st.lists(st.sampled_from(KEYS) | st.integers(-3, 3), max_size=2).map(tuple)
 
 
-literals = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-10, 10) | st.sampled_from(KEYS + ["1", "abc"])
+literals = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(-10, 10)
+    | st.sampled_from(KEYS + ["1", "abc"])
+    | st.sampled_from(TRICKY)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
 selectors = (
     st.sampled_from(KEYS).map(Name)
     | st.integers(-4, 4).map(Index)
