@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from json_document import build_document  # noqa: E402
 from strands_offload import json_dumps, json_dumps_len  # noqa: E402
+from strands_offload._native import json_query  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,56 @@ def test_len_reference(benchmark: Any, document: Any) -> None:
 @pytest.mark.benchmark(group="json_dumps_len")
 def test_len_native(benchmark: Any, document: Any) -> None:
     benchmark.pedantic(json_dumps_len, args=(document,), rounds=20, warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------
+# json_query on 10 MB of stored JSON (as the plugin stores it: indent=2 bytes)
+# ---------------------------------------------------------------------------
+
+QUERY = "$[5000].address.city"
+FILTER_QUERY = "$[?(@.score > 99.9)].id"
+
+
+@pytest.fixture(scope="module")
+def stored(document: list[dict[str, Any]]) -> bytes:
+    data = json_dumps(document, indent=2).encode()
+    # Same answers before timing anything.
+    assert json_query(data, QUERY) == _reference_query(data)
+    assert json_query(data, FILTER_QUERY) == _reference_filter(data)
+    return data
+
+
+def _answer(query: str, matches: list[Any]) -> str:
+    noun = "match" if len(matches) == 1 else "matches"
+    return f"[{len(matches)} {noun} for {query}]\n\n{json.dumps(matches, indent=2)}"
+
+
+def _reference_query(data: bytes) -> str:
+    """What a caller does without us: load everything, index, dump the answer."""
+    doc = json.loads(data)
+    return _answer(QUERY, [doc[5000]["address"]["city"]])
+
+
+def _reference_filter(data: bytes) -> str:
+    doc = json.loads(data)
+    return _answer(FILTER_QUERY, [r["id"] for r in doc if isinstance(r, dict) and "score" in r and r["score"] > 99.9])
+
+
+@pytest.mark.benchmark(group="json_query_10mb")
+def test_query_reference(benchmark: Any, stored: bytes) -> None:
+    benchmark.pedantic(_reference_query, args=(stored,), rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="json_query_10mb")
+def test_query_native(benchmark: Any, stored: bytes) -> None:
+    benchmark.pedantic(json_query, args=(stored, QUERY), rounds=20, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="json_query_10mb_filter")
+def test_filter_reference(benchmark: Any, stored: bytes) -> None:
+    benchmark.pedantic(_reference_filter, args=(stored,), rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="json_query_10mb_filter")
+def test_filter_native(benchmark: Any, stored: bytes) -> None:
+    benchmark.pedantic(json_query, args=(stored, FILTER_QUERY), rounds=20, warmup_rounds=1)

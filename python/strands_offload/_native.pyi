@@ -93,3 +93,11 @@ class KeywordScorer:
     def __new__(cls, words: list[str]) -> KeywordScorer: ...
     def score(self, key: str, text: str) -> int: ...
     def __len__(self) -> int: ...
+# jsonpath
+__all__ += ["json_query"]
+
+def json_query(data: bytes, query: str, *, max_chars: int = 10000) -> str:
+    """Evaluate a JSONPath ``query`` on the JSON document ``data``; the matches as indented JSON.
+
+    Raises ``ValueError`` when ``data`` is not JSON or ``query`` does not parse.
+    """

@@ -357,7 +357,8 @@ class ContextOffloader(Plugin):
 
         Modes:
           - query: for stored JSON, the values a JSONPath expression selects, such as
-            "$.items[3].name", "$.items[*].id" or "$..error"; the cheapest way into large JSON.
+            "$.items[3].name", "$.items[*].id", "$..error" or "$.items[?(@.status == 'failed')].id";
+            the cheapest way into large JSON.
           - pattern: only the lines matching it, each with surrounding context lines.
           - line_range: exactly those lines, numbered.
           - none of them: the whole stored content. This puts every token back into the
@@ -404,7 +405,7 @@ class ContextOffloader(Plugin):
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return _native.json_query(bytes(data), query)
+            return _native.json_query(bytes(data), query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
             return decode_full_content(bytes(data), content_type, shown)

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 mod grep;
 mod json;
+mod jsonpath;
 mod keyword;
 mod tokens;
 
@@ -16,5 +17,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grep::register(m)?;
     json::register(m)?;
     keyword::register(m)?;
+    jsonpath::register(m)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 pub mod grep;
 pub mod json;
+pub mod jsonpath;
 pub mod keyword;
 pub mod preview;
 pub mod tokens;
