@@ -16,7 +16,7 @@ import strands_offload.storage as our_storage
 from strands_offload.context_offloader import ContextOffloader
 from strands_offload.context_offloader.plugin import SKIP_OFFLOAD_KEY, skip_offload
 
-from .._agent_harness import references_in, run
+from _agent_harness import references_in, run
 
 BIG = "\n".join(f"row {i}: value={i * 7} status={'FAIL' if i % 50 == 0 else 'ok'}" for i in range(4000))
 
@@ -130,7 +130,7 @@ def test_store_failure_keeps_original_result(caplog: pytest.LogCaptureFixture) -
 
 
 def test_storage_keys_escape_is_refused_and_result_kept() -> None:
-    _, results = run(ContextOffloader(our_storage.InMemoryStorage()), [{"text": BIG}], tool_use_id="..")
+    _, results = run(ContextOffloader(our_storage.InMemoryStorage()), [{"text": BIG}], tool_use_id="../escape")
     assert results[0]["content"] == [{"text": BIG}]
 
 
@@ -198,7 +198,7 @@ def test_opaque_references_hide_keys() -> None:
     assert results[2]["status"] == "error"
 
 
-def test_exact_tokenizer_counts_bpe(tiktoken_cache: Any) -> None:
+def test_exact_tokenizer_counts_bpe(tiktoken_offline: Any) -> None:
     import tiktoken
 
     encoding = tiktoken.get_encoding("cl100k_base")
@@ -212,7 +212,7 @@ def test_exact_tokenizer_counts_bpe(tiktoken_cache: Any) -> None:
     assert len(encoding.encode_ordinary(preview)) <= 100 < len(encoding.encode_ordinary(BIG[: len(preview) + 8]))
 
 
-def test_exact_tokenizer_keeps_results_under_threshold(tiktoken_cache: Any) -> None:
+def test_exact_tokenizer_keeps_results_under_threshold(tiktoken_offline: Any) -> None:
     # 'aaaa...' compresses well under BPE: the heuristic says offload, exact counting says keep.
     text = "a" * 12_000
     _, heuristic = run(ContextOffloader(), [{"text": text}])

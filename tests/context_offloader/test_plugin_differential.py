@@ -13,7 +13,7 @@ from strands.vended_plugins.context_offloader import FileStorage as RefFileStora
 import strands_offload.storage as our_storage
 from strands_offload.context_offloader import ContextOffloader, FileStorage
 
-from .._agent_harness import comparable, run
+from _agent_harness import comparable, run
 
 LOG = "\n".join(f"line {i} {'ERROR disk full' if i % 97 == 0 else 'ok'} é ² \r" for i in range(3000))
 RECORDS = [{"id": i, "name": f"item-{i}", "price": i * 1.5, "tags": ["a", "ü"], "meta": {}} for i in range(800)]

@@ -614,7 +614,7 @@ class ContextOffloader(Plugin):
         budget = self._preview_tokens * 16
         while True:
             prefix = _joined_prefix(parts, budget)
-            cut = _native.preview_head_end(prefix, self._preview_tokens, encoding)
+            cut = _native.preview_bounds(prefix, self._preview_tokens, mode="head", encoding=encoding)[0]
             if cut < len(prefix) or len(prefix) < budget:
                 return prefix[:cut]
             budget *= 4
