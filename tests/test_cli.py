@@ -100,9 +100,12 @@ def test_parse_line_range_rejects_garbage() -> None:
         cli.parse_line_range("1-3")
 
 
-def test_demo_slot_is_reserved(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    code, out, err = run(["demo"], capsysbinary)
-    assert code == 1 and out == "" and "demo" in err
+def test_demo_offloads_and_greps(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    code, out, err = run(["demo", "--size-mb", "0.3", "--repeats", "1"], capsysbinary)
+    assert code == 0, err
+    assert "[Offloaded: 1 blocks, ~75," in out
+    assert "[2 matches for /ERROR/]" in out
+    assert "Same notice header and grep result as the reference: yes" in out
 
 
 def test_missing_file_is_an_error(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:

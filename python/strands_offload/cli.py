@@ -18,6 +18,7 @@ tool). Output is written as UTF-8.
 from __future__ import annotations
 
 import argparse
+import io
 import importlib
 import logging
 import sys
@@ -180,8 +181,13 @@ def _cmd_grep(args: argparse.Namespace) -> str:
 
 
 def _cmd_demo(args: argparse.Namespace) -> str:
-    # Slot kept for the end-to-end demo, which arrives with the plugin work.
-    raise CliError("the demo is not available in this version yet")
+    # Imported here: the demo loads the Strands SDK, which the other commands never need.
+    from .demo.run import demo
+
+    report = io.StringIO()
+    if demo(args.size_mb, args.pattern, args.repeats, out=report) != 0:
+        raise CliError(report.getvalue() + "the demo's conversation differs from the reference plugin's")
+    return report.getvalue()
 
 
 # ---------------------------------------------------------------------------
@@ -252,7 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grep.set_defaults(handler=_cmd_grep)
 
-    demo = commands.add_parser("demo", help="run the end-to-end demo (not available yet)")
+    demo = commands.add_parser(
+        "demo",
+        help="offload a large tool result in a scripted agent run and grep it back",
+        description="Run an offline agent whose tool returns a large log; show what the model saw and the timings.",
+    )
+    demo.add_argument("--size-mb", type=float, default=5.0, help="size of the generated log (default: %(default)s)")
+    demo.add_argument("--pattern", default="ERROR", help="what the scripted model greps for (default: %(default)s)")
+    demo.add_argument("--repeats", type=int, default=3, help="runs per plugin for the timing (default: %(default)s)")
     demo.set_defaults(handler=_cmd_demo)
 
     return parser

@@ -6,7 +6,6 @@ memory, and the same scenario runs with the reference plugin for timing.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from typing import TextIO
@@ -69,15 +68,3 @@ def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: Te
     )
     write(f"Same notice header and grep result as the reference: {'yes' if same else 'NO'}\n")
     return 0 if same else 1
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the ``demo`` sub-command."""
-    parser.add_argument("--size-mb", type=float, default=5.0, help="size of the generated log (default 5)")
-    parser.add_argument("--pattern", default="ERROR", help="what the scripted model greps for")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per plugin for the timing")
-
-
-def main(args: argparse.Namespace) -> int:
-    """Entry point of the ``demo`` sub-command."""
-    return demo(args.size_mb, args.pattern, args.repeats)
