@@ -492,6 +492,13 @@ def test_and_binds_tighter_than_or() -> None:
     assert json_query(json.dumps(doc).encode(), grouped, max_chars=BIG) == expected_text(grouped, want)
 
 
+def test_jq_style_queries_start_at_the_root() -> None:
+    data = json.dumps({"items": [{"name": "a"}, {"name": "b"}]}).encode()
+    for short in (".items[1].name", "[\"items\"][1]['name']"):
+        got = json_query(data, short)
+        assert got == expected_text(short, ["b"])
+
+
 def test_negative_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="max_chars"):
         json_query(b"[1]", "$", max_chars=-1)
