@@ -516,6 +516,13 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     assert json_query(deepest, "$" + "[0]" * 10_000) == "[1 match for $" + "[0]" * 10_000 + "]\n\n[\n  1\n]"
 
 
+def test_runaway_selection_stops_with_a_clear_error() -> None:
+    nested = b"[" * 5_000 + b"]" * 5_000
+    # Each of the 4,999 nested arrays has all its descendants selected again: ~12.5 million values.
+    with pytest.raises(ValueError, match=r"^query selects more than 10000000 values; narrow it$"):
+        json_query(nested, "$..*..*")
+
+
 def test_ten_megabyte_document() -> None:
     records = [
         {
