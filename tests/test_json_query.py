@@ -492,6 +492,13 @@ def test_and_binds_tighter_than_or() -> None:
     assert json_query(json.dumps(doc).encode(), grouped, max_chars=BIG) == expected_text(grouped, want)
 
 
+def test_jq_style_queries_start_at_the_root() -> None:
+    data = json.dumps({"items": [{"name": "a"}, {"name": "b"}]}).encode()
+    for short in (".items[1].name", "[\"items\"][1]['name']"):
+        got = json_query(data, short)
+        assert got == expected_text(short, ["b"])
+
+
 def test_negative_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="max_chars"):
         json_query(b"[1]", "$", max_chars=-1)
@@ -507,6 +514,13 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     assert got.startswith("[10000 matches for $..*]\n\n[\n  [\n    [")
     assert got.endswith(NOTE)
     assert json_query(deepest, "$" + "[0]" * 10_000) == "[1 match for $" + "[0]" * 10_000 + "]\n\n[\n  1\n]"
+
+
+def test_runaway_selection_stops_with_a_clear_error() -> None:
+    nested = b"[" * 5_000 + b"]" * 5_000
+    # Each of the 4,999 nested arrays has all its descendants selected again: ~12.5 million values.
+    with pytest.raises(ValueError, match=r"^query selects more than 10000000 values; narrow it$"):
+        json_query(nested, "$..*..*")
 
 
 def test_ten_megabyte_document() -> None:

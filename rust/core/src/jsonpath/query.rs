@@ -1,7 +1,7 @@
 //! The query language: a JSONPath subset, parsed into a small syntax tree.
 //!
 //! ```text
-//! query     = "$" segment*
+//! query     = "$" segment* | segment+       (jq style: `.items[0]` = `$.items[0]`)
 //! segment   = "." name | ".*" | ".." name | "..*" | ".." bracket | bracket
 //! bracket   = "[" selector ("," selector)* "]"
 //! selector  = 'name' | "name" | "*" | index | slice | filter
@@ -193,7 +193,8 @@ impl Parser {
 
     fn query(&mut self) -> Result<Query, QueryError> {
         self.skip_ws();
-        if !self.eat('$') {
+        // jq style: a query starting with `.` or `[` starts at the root.
+        if !self.eat('$') && !matches!(self.peek(), Some('.' | '[')) {
             return Err(self.expected("'$' (a query starts at the root, like $.items[0])"));
         }
         let mut segments = Vec::new();
@@ -651,6 +652,14 @@ mod tests {
                 b"x".to_vec()
             )]))]
         );
+    }
+
+    #[test]
+    fn root_may_be_implicit() {
+        assert_eq!(parse(".items[3].name"), parse("$.items[3].name"));
+        assert_eq!(parse("[0]"), parse("$[0]"));
+        assert_eq!(parse("..a"), parse("$..a"));
+        assert!(parse("").is_err());
     }
 
     #[test]
