@@ -5,8 +5,6 @@ __version__: str
 # grep
 from typing import final
 
-from typing_extensions import Self
-
 # PyO3 lists every added name in __all__; merge with the other areas' names.
 __all__ = ["Matcher", "TextIndex", "__version__", "search"]
 
@@ -14,7 +12,7 @@ __all__ = ["Matcher", "TextIndex", "__version__", "search"]
 class TextIndex:
     """A text (str or UTF-8 bytes) held once with its line index."""
 
-    def __new__(cls, data: str | bytes) -> Self: ...
+    def __new__(cls, data: str | bytes) -> TextIndex: ...
     @property
     def line_count(self) -> int: ...
     @property
