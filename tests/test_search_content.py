@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from strands.vended_plugins.context_offloader.search import _is_searchable_content as ref_searchable
 from strands.vended_plugins.context_offloader.search import _search_content as ref_search
 from strands_offload import TextIndex, is_searchable_content, search_content
-from strands_offload._pattern import UntranslatablePattern
+from strands_offload._pattern import UntranslatablePattern, translate
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -327,3 +327,22 @@ EDGE_TEXTS = [
 def test_edge_patterns_match_reference(pattern: str) -> None:
     for text in EDGE_TEXTS:
         check(text, pattern=pattern, context_lines=0)
+
+
+surrogate_text_st = st.lists(
+    st.text(alphabet=st.sampled_from([*TRICKY, "\ud800", "\udfff", "\udc80"]), max_size=10), max_size=10
+).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=surrogate_text_st, pattern=pattern_st)
+def test_str_with_lone_surrogates_matches_reference_or_refuses_clearly(text: str, pattern: str) -> None:
+    expected = outcome(ref_search, text, pattern=pattern, context_lines=1)
+    got = outcome(search_content, text, pattern=pattern, context_lines=1)
+    if got[0] == "ValueError" and "lone surrogates" in got[1]:
+        # Only a pattern whose translation tells a surrogate from U+FFFD may be refused.
+        assert not translate(pattern[:200]).surrogate_exact
+        return
+    if allowed_refusal(pattern, got):
+        return
+    assert got == expected

@@ -2,14 +2,15 @@
 //!
 //! Three engines, chosen per pattern (and per text):
 //! - literal: `memchr::memmem` over the whole buffer (patterns the reference
-//!   searches literally);
+//!   searches literally, and patterns made of literal characters only);
 //! - linear: the `regex` crate over the whole buffer, in time linear in the text.
 //!   The translated pattern never matches a `"\n"` and uses multi-line anchors, so a
 //!   match always lies inside one line; after a hit the search resumes at the next
-//!   line, so the cost does not depend on how often a line matches;
+//!   line, so each line is examined once however often it matches;
 //! - backtracking: `fancy-regex` line by line, for look-around, back-references,
-//!   atomic groups and conditionals, with a step limit per line and a time limit
-//!   per search, so that no pattern can run for long.
+//!   atomic groups and conditionals (and a Unicode `\b` on non-ASCII lines), with a
+//!   step limit per line and a time limit per search, so that no pattern can run for
+//!   long. A linear prefilter picks the candidate lines first.
 
 use std::time::{Duration, Instant};
 
