@@ -245,12 +245,14 @@ def test_same_millisecond_instances_never_overwrite_each_other(tmp_path: Path, m
 
 
 @pytest.mark.parametrize("corrupt", [b"{not json", b"\xff\xfe\x00garbage", b"[1, 2]", b'"text"'])
-def test_corrupt_sidecar_keeps_files_readable(tmp_path: Path, corrupt: bytes) -> None:
+def test_corrupt_sidecar_keeps_files_readable(tmp_path: Path, corrupt: bytes, caplog: pytest.LogCaptureFixture) -> None:
     directory = tmp_path / "art"
     name = run(FileStorage(str(directory)).store("k", b"payload", "application/json"))
     (directory / ".metadata.json").write_bytes(corrupt)
     storage = FileStorage(str(directory))
-    assert run(storage.retrieve(name)) == (b"payload", "application/octet-stream")
+    with caplog.at_level("WARNING"):
+        assert run(storage.retrieve(name)) == (b"payload", "application/octet-stream")
+    assert f"reference=<{name}> | content type unknown because the sidecar was damaged" in caplog.text
     new = run(storage.store("n", b"new"))
     assert run(FileStorage(str(directory)).retrieve(new)) == (b"new", "text/plain")
 

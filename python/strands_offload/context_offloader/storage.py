@@ -229,6 +229,7 @@ class FileStorage:
         self._sidecar_lock = threading.Lock()
         self._content_types: dict[str, Any] = {}
         self._metadata_loaded = False
+        self._sidecar_damaged = False
         if sandbox is None:
             self._content_types = self._parse_sidecar(self._read_host_sidecar())
             self._metadata_loaded = True
@@ -270,6 +271,7 @@ class FileStorage:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
             logger.warning("path=<%s> | content-type sidecar is not UTF-8, ignoring it", path)
+            self._sidecar_damaged = True
             return None
 
     def _parse_sidecar(self, text: str | None) -> dict[str, Any]:
@@ -279,9 +281,11 @@ class FileStorage:
             loaded = json.loads(text)
         except ValueError:
             logger.warning("dir=<%s> | content-type sidecar is not valid JSON, ignoring it", self._artifact_dir)
+            self._sidecar_damaged = True
             return {}
         if not isinstance(loaded, dict):
             logger.warning("dir=<%s> | content-type sidecar is not a JSON object, ignoring it", self._artifact_dir)
+            self._sidecar_damaged = True
             return {}
         return loaded
 
@@ -375,7 +379,15 @@ class FileStorage:
 
     def _content_type_of(self, filename: str, reference: str) -> str:
         with self._lock:
-            value = self._content_types.get(filename, _DEFAULT_CONTENT_TYPE)
+            value = self._content_types.get(filename)
+        if value is None:
+            if self._sidecar_damaged:
+                logger.warning(
+                    "reference=<%s> | content type unknown because the sidecar was damaged, using %s",
+                    reference,
+                    _DEFAULT_CONTENT_TYPE,
+                )
+            return _DEFAULT_CONTENT_TYPE
         if not isinstance(value, str):
             raise ValueError(
                 f"Content type of '{reference}' in {self._METADATA_FILE} is corrupt: expected a string, got {value!r}"
