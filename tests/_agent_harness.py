@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from strands import Agent, tool
-
 from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
 
 _REFERENCE_LINE = re.compile(r"^  (\S+) \(", re.MULTILINE)
@@ -77,7 +76,9 @@ def run(
             arguments["reference"] = state["refs"][arguments["reference"]]
         return Reply("", [ToolCall(RETRIEVE, arguments, f"tooluse_get_{step}")])
 
-    agent = Agent(model=ScriptedModel(script), tools=[produce], plugins=[plugin], callback_handler=None, **(agent_kwargs or {}))
+    agent = Agent(
+        model=ScriptedModel(script), tools=[produce], plugins=[plugin], callback_handler=None, **(agent_kwargs or {})
+    )
     agent("go")
     results = [b["toolResult"] for m in agent.messages for b in m["content"] if "toolResult" in b]
     return agent, results

@@ -70,7 +70,18 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "__version__",
     # plugin and storage (lazy)
-    *_LAZY,
+    "ContextOffloader",
+    "ShouldOffload",
+    "skip_offload",
+    "InMemoryStorage",
+    "LocalFileStorage",
+    "S3Storage",
+    "Storage",
+    "Bm25SearchStrategy",
+    "Bm25SearchStrategyConfig",
+    "KeywordSearchStrategy",
+    "SearchStrategy",
+    "StorageSearchResult",
     # json
     "json_dumps",
     "json_dumps_len",

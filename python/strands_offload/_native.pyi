@@ -3,8 +3,6 @@
 from collections.abc import Iterable, Sequence
 from typing import final
 
-from typing_extensions import Self
-
 __version__: str
 __all__ = ["__version__"]
 
@@ -93,6 +91,7 @@ class KeywordScorer:
     def __new__(cls, words: list[str]) -> KeywordScorer: ...
     def score(self, key: str, text: str) -> int: ...
     def __len__(self) -> int: ...
+
 # jsonpath
 __all__ += ["json_query"]
 

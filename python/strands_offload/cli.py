@@ -18,8 +18,8 @@ tool). Output is written as UTF-8.
 from __future__ import annotations
 
 import argparse
-import io
 import importlib
+import io
 import logging
 import sys
 from collections.abc import Callable, Sequence

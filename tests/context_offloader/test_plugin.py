@@ -7,16 +7,14 @@ import logging
 from typing import Any
 
 import pytest
+import strands_offload
+import strands_offload.storage as our_storage
+from _agent_harness import references_in, run
 from strands import tool
 from strands.types.tools import ToolContext
 from strands.vended_plugins.context_offloader import ContextOffloader as RefOffloader
-
-import strands_offload
-import strands_offload.storage as our_storage
 from strands_offload.context_offloader import ContextOffloader
 from strands_offload.context_offloader.plugin import SKIP_OFFLOAD_KEY, skip_offload
-
-from _agent_harness import references_in, run
 
 BIG = "\n".join(f"row {i}: value={i * 7} status={'FAIL' if i % 50 == 0 else 'ok'}" for i in range(4000))
 
@@ -159,7 +157,6 @@ def test_skip_offload_marks_only_that_call() -> None:
         return BIG
 
     from strands import Agent
-
     from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
 
     def script(messages: list[dict[str, Any]]) -> Reply:
@@ -202,7 +199,9 @@ def test_exact_tokenizer_counts_bpe(tiktoken_offline: Any) -> None:
     import tiktoken
 
     encoding = tiktoken.get_encoding("cl100k_base")
-    _, results = run(ContextOffloader(tokenizer="cl100k_base", max_result_tokens=2500, preview_tokens=100), [{"text": BIG}])
+    _, results = run(
+        ContextOffloader(tokenizer="cl100k_base", max_result_tokens=2500, preview_tokens=100), [{"text": BIG}]
+    )
     notice = results[0]["content"][0]["text"]
     header = notice.split("\n", 1)[0]
     true_count = len(encoding.encode_ordinary(BIG))

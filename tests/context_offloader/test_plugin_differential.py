@@ -7,13 +7,11 @@ from typing import Any
 
 import pytest
 import strands.storage as ref_storage
+import strands_offload.storage as our_storage
+from _agent_harness import comparable, run
 from strands.vended_plugins.context_offloader import ContextOffloader as RefOffloader
 from strands.vended_plugins.context_offloader import FileStorage as RefFileStorage
-
-import strands_offload.storage as our_storage
 from strands_offload.context_offloader import ContextOffloader, FileStorage
-
-from _agent_harness import comparable, run
 
 LOG = "\n".join(f"line {i} {'ERROR disk full' if i % 97 == 0 else 'ok'} é ² \r" for i in range(3000))
 RECORDS = [{"id": i, "name": f"item-{i}", "price": i * 1.5, "tags": ["a", "ü"], "meta": {}} for i in range(800)]

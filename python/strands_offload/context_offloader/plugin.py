@@ -27,9 +27,9 @@ import logging
 import secrets
 import uuid
 import weakref
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from strands.agent._agent_as_tool import _AgentAsTool
 from strands.hooks.events import AfterToolCallEvent, BeforeModelCallEvent
@@ -205,7 +205,9 @@ class ContextOffloader(Plugin):
         super().__init__()
         # Both tool variants are discovered; keep the one whose spec matches the options.
         dropped = "_retrieve_with_query" if not json_queries else "retrieve_offloaded_content"
-        self._tools = [t for t in self._tools if getattr(t, "_tool_func", None) is None or t._tool_func.__name__ != dropped]
+        self._tools = [
+            t for t in self._tools if getattr(t, "_tool_func", None) is None or t._tool_func.__name__ != dropped
+        ]
 
     # ------------------------------------------------------------------ storage binding
 
@@ -239,7 +241,7 @@ class ContextOffloader(Plugin):
 
     # ------------------------------------------------------------------ eviction
 
-    @hook
+    @hook  # type: ignore[call-overload]  # the decorator's overloads do not accept bound async methods
     async def _on_before_model_call(self, event: BeforeModelCallEvent) -> None:
         """Evict what this agent stored too many cycles ago."""
         if self._storage is None:
@@ -450,7 +452,7 @@ class ContextOffloader(Plugin):
             tokens = await agent.model.count_tokens([{"role": "user", "content": [{"toolResult": result}]}])
         return tokens if tokens > self._max_result_tokens else None
 
-    @hook
+    @hook  # type: ignore[call-overload]  # see _on_before_model_call
     async def _handle_tool_result(self, event: AfterToolCallEvent) -> None:
         """Replace an oversized tool result by a notice, a preview and references."""
         if event.cancel_message is not None:
@@ -484,7 +486,9 @@ class ContextOffloader(Plugin):
         try:
             offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens)
         except Exception:
-            logger.warning("tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True)
+            logger.warning(
+                "tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True
+            )
             return
         logger.debug("tool_use_id=<%s>, tokens=<%d> | tool result offloaded", tool_use_id, tokens)
         event.result = ToolResult(toolUseId=result["toolUseId"], status=result["status"], content=offloaded.content)
@@ -515,7 +519,8 @@ class ContextOffloader(Plugin):
         if isinstance(content, str):
             blocks: list[ToolResultContent] = [{"text": content}]
         elif isinstance(content, (bytes, bytearray)):
-            blocks = [{"document": {"format": "octet-stream", "name": key or "content", "source": {"bytes": bytes(content)}}}]
+            document = {"format": "octet-stream", "name": key or "content", "source": {"bytes": bytes(content)}}
+            blocks = [cast(ToolResultContent, {"document": document})]
         else:
             blocks = list(content)
         tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks})
@@ -588,22 +593,22 @@ class ContextOffloader(Plugin):
             reference = await store_blob(storage, key, payload, "application/json")
             return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes")
         if "image" in block:
-            image = block["image"]
-            fmt = image.get("format", "unknown")
+            image: Mapping[str, Any] = block["image"]
+            image_format = image.get("format", "unknown")
             data = image.get("source", {}).get("bytes", b"")
             if not data:
                 return None
-            reference = await store_blob(storage, key, data, f"image/{fmt}")
-            return _StoredBlock(reference, f"image/{fmt}", f"image/{fmt}, {len(data):,} bytes")
+            reference = await store_blob(storage, key, data, f"image/{image_format}")
+            return _StoredBlock(reference, f"image/{image_format}", f"image/{image_format}, {len(data):,} bytes")
         if "document" in block:
-            document = block["document"]
-            fmt = document.get("format", "unknown")
+            document: Mapping[str, Any] = block["document"]
+            document_format = document.get("format", "unknown")
             name = document.get("name", "unknown")
             data = document.get("source", {}).get("bytes", b"")
             if not data:
                 return None
-            reference = await store_blob(storage, key, data, f"application/{fmt}")
-            return _StoredBlock(reference, f"application/{fmt}", f"{name}, {len(data):,} bytes")
+            reference = await store_blob(storage, key, data, f"application/{document_format}")
+            return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes")
         return _NOT_RECORDED
 
     def _preview(self, parts: list[str], agent: Agent) -> str:
@@ -640,7 +645,7 @@ _NOT_RECORDED = object()
 
 
 def _joined_prefix(parts: Iterable[str], limit: int) -> str:
-    """``"\\n".join(parts)[:limit]`` without joining more than ``limit`` characters."""
+    """The first ``limit`` characters of the parts joined by newlines, without joining the rest."""
     pieces: list[str] = []
     size = 0
     for part in parts:
@@ -656,7 +661,7 @@ def _joined_prefix(parts: Iterable[str], limit: int) -> str:
     return "".join(pieces)[:limit]
 
 
-def _placeholder(kind: str, block: dict[str, Any], reference: str) -> str:
+def _placeholder(kind: str, block: Mapping[str, Any], reference: str) -> str:
     fmt = block.get("format", "unknown")
     data = block.get("source", {}).get("bytes", b"")
     size = len(data) if data else 0

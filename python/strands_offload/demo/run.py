@@ -44,7 +44,8 @@ def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: Te
     write(f"Tool result: a service log of {len(log):,} characters, {log.count(chr(10)) + 1:,} lines\n")
     write(
         f"  tokens: ~{-(-len(log) // 4):,} by the SDK's chars/4 estimate, "
-        f"{count_tokens(log, 'cl100k_base'):,} exact cl100k_base, {count_tokens(log, 'o200k_base'):,} exact o200k_base\n\n"
+        f"{count_tokens(log, 'cl100k_base'):,} exact cl100k_base, "
+        f"{count_tokens(log, 'o200k_base'):,} exact o200k_base\n\n"
     )
     ours, our_seconds = _best_of(repeats, ContextOffloader, log, pattern)
     notice, grep = _tool_texts(ours)[:2]

@@ -40,7 +40,9 @@ def make_service_log(size_bytes: int, *, seed: int = 7, error_every: int = 9_973
     while total < size_bytes:
         number += 1
         service = _SERVICES[rng.randrange(len(_SERVICES))]
-        stamp = f"2026-11-30T{(number // 3600) % 24:02d}:{(number // 60) % 60:02d}:{number % 60:02d}.{number % 1000:03d}Z"
+        stamp = (
+            f"2026-11-30T{(number // 3600) % 24:02d}:{(number // 60) % 60:02d}:{number % 60:02d}.{number % 1000:03d}Z"
+        )
         if number % error_every == 0:
             line = f"{stamp} ERROR {service} request_id=r{number:07d} upstream timeout after 30000ms"
         else:
@@ -56,7 +58,7 @@ def _last_tool_results(messages: Messages) -> list[dict[str, Any]]:
     last = messages[-1] if messages else None
     if not last or last["role"] != "user":
         return []
-    return [block["toolResult"] for block in last["content"] if "toolResult" in block]
+    return [dict(block["toolResult"]) for block in last["content"] if "toolResult" in block]
 
 
 def _result_text(result: dict[str, Any]) -> str:
@@ -69,7 +71,9 @@ def log_triage_script(pattern: str = "ERROR", context_lines: int = 1) -> Callabl
     def script(messages: Messages) -> Reply:
         results = _last_tool_results(messages)
         if not results:
-            return Reply("Reading the service log.", [ToolCall("read_service_log", {"service": "all"}, "tooluse_log_1")])
+            return Reply(
+                "Reading the service log.", [ToolCall("read_service_log", {"service": "all"}, "tooluse_log_1")]
+            )
         text = _result_text(results[0])
         if results[0]["toolUseId"] == "tooluse_log_1":
             references = _REFERENCE_LINE.findall(text.split("[Stored references:]", 1)[-1])
