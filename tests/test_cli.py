@@ -101,9 +101,9 @@ def test_parse_line_range_rejects_garbage() -> None:
 
 
 def test_demo_offloads_and_greps(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    code, out, err = run(["demo", "--size-mb", "0.3", "--repeats", "1"], capsysbinary)
+    code, out, err = run(["demo", "--size-mb", "2", "--repeats", "1"], capsysbinary)
     assert code == 0, err
-    assert "[Offloaded: 1 blocks, ~75," in out
+    assert "[Offloaded: 1 blocks, ~500," in out
     assert "[2 matches for /ERROR/]" in out
     assert "Same notice header and grep result as the reference: yes" in out
 
