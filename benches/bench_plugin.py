@@ -117,7 +117,7 @@ def test_retrieval(benchmark: Any, member: str, kind: str) -> None:
     arguments = RETRIEVALS[kind]
 
     def retrieve() -> Any:
-        return asyncio.run(plugin.retrieve_offloaded_content("tooluse_bench_0", context, **arguments))
+        return asyncio.run(plugin.retrieve_offloaded_content("tooluse_bench_0", tool_context=context, **arguments))
 
     out = benchmark(retrieve)
     assert isinstance(out, str) and out.startswith("[")

@@ -38,11 +38,11 @@ _LAZY = {
     "LocalFileStorage": "strands_offload.storage",
     "S3Storage": "strands_offload.storage",
     "Storage": "strands_offload.storage",
-    "Bm25SearchStrategy": "strands_offload.storage.search",
-    "Bm25SearchStrategyConfig": "strands_offload.storage.search",
-    "KeywordSearchStrategy": "strands_offload.storage.search",
     "SearchStrategy": "strands_offload.storage.search",
     "StorageSearchResult": "strands_offload.storage.search",
+    "KeywordSearchStrategy": "strands_offload.storage.search",
+    "Bm25SearchStrategy": "strands_offload.storage.search",
+    "Bm25SearchStrategyConfig": "strands_offload.storage.search",
 }
 
 if TYPE_CHECKING:
@@ -77,11 +77,11 @@ __all__ = [
     "LocalFileStorage",
     "S3Storage",
     "Storage",
-    "Bm25SearchStrategy",
-    "Bm25SearchStrategyConfig",
-    "KeywordSearchStrategy",
     "SearchStrategy",
     "StorageSearchResult",
+    "KeywordSearchStrategy",
+    "Bm25SearchStrategy",
+    "Bm25SearchStrategyConfig",
     # json
     "json_dumps",
     "json_dumps_len",

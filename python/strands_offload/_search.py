@@ -31,16 +31,16 @@ _I64_MIN = -(2**63)
 
 _TEXT_APPLICATION_TYPES = frozenset(
     {
-        "application/json",
-        "application/xml",
-        "application/javascript",
-        "application/typescript",
-        "application/yaml",
-        "application/x-yaml",
-        "application/toml",
-        "application/sql",
         "application/graphql",
+        "application/javascript",
+        "application/json",
+        "application/sql",
+        "application/toml",
+        "application/typescript",
+        "application/x-yaml",
         "application/xhtml+xml",
+        "application/xml",
+        "application/yaml",
     }
 )
 
@@ -85,8 +85,8 @@ def search_content(
     *,
     pattern: str | None = None,
     line_range: tuple[int, int] | None = None,
-    context_lines: int = 5,
     max_chars: int = 10_000,
+    context_lines: int = 5,
 ) -> str:
     """Grep stored text for a pattern, or list a range of its lines.
 

@@ -7,11 +7,4 @@ plugin and the legacy storage backends, under the same names.
 from .plugin import ContextOffloader, ShouldOffload
 from .storage import FileStorage, InMemoryStorage, S3Storage, Storage
 
-__all__ = [
-    "ContextOffloader",
-    "FileStorage",
-    "InMemoryStorage",
-    "S3Storage",
-    "ShouldOffload",
-    "Storage",
-]
+__all__ = ["ContextOffloader", "ShouldOffload", "Storage", "InMemoryStorage", "FileStorage", "S3Storage"]

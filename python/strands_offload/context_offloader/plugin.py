@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_MAX_RESULT_TOKENS = 2_500
-_DEFAULT_PREVIEW_TOKENS = 1_000
 _CHARS_PER_TOKEN = 4
 _TOOL_NAME = "retrieve_offloaded_content"
 _TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
@@ -168,39 +166,26 @@ class ContextOffloader(Plugin):
     def __init__(
         self,
         storage: Any = None,
-        max_result_tokens: int = _DEFAULT_MAX_RESULT_TOKENS,
-        preview_tokens: int = _DEFAULT_PREVIEW_TOKENS,
+        max_result_tokens: int = 2_500,
+        preview_tokens: int = 1_000,
         *,
-        include_retrieval_tool: bool = True,
         should_offload: ShouldOffload | None = None,
+        include_retrieval_tool: bool = True,
         evict_after_cycles: int | None = 20,
         tokenizer: str | None = None,
         json_queries: bool = False,
         opaque_references: bool = False,
     ) -> None:
-        if max_result_tokens <= 0:
-            raise ValueError("max_result_tokens must be positive")
-        if preview_tokens < 0:
-            raise ValueError("preview_tokens must be non-negative")
-        if preview_tokens >= max_result_tokens:
-            raise ValueError("preview_tokens must be less than max_result_tokens")
-        if evict_after_cycles is not None and (not isinstance(evict_after_cycles, int) or evict_after_cycles < 1):
-            raise ValueError("evict_after_cycles must be a positive integer or None")
-        if tokenizer is not None and tokenizer not in _TOKENIZERS:
-            raise ValueError(f"tokenizer must be None or one of {', '.join(_TOKENIZERS)}, got {tokenizer!r}")
-
-        self._storage: Any = self._scope(storage) if storage is not None else None
+        _validate(max_result_tokens, preview_tokens, evict_after_cycles, tokenizer)
+        self._max_result_tokens, self._preview_tokens = max_result_tokens, preview_tokens
+        self._include_retrieval_tool, self._should_offload = include_retrieval_tool, should_offload
+        self._evict_after_cycles, self._tokenizer = evict_after_cycles, tokenizer
+        self._json_queries, self._opaque_references = json_queries, opaque_references
+        self._storage: Any = None if storage is None else self._scope(storage)
+        # Per-agent state dies with its agent: bound storage, reference -> cycle, handle -> reference.
         self._bound: weakref.WeakKeyDictionary[Agent, Any] = weakref.WeakKeyDictionary()
         self._cycles: weakref.WeakKeyDictionary[Agent, dict[str, int]] = weakref.WeakKeyDictionary()
         self._handles: weakref.WeakKeyDictionary[Agent, dict[str, str]] = weakref.WeakKeyDictionary()
-        self._max_result_tokens = max_result_tokens
-        self._preview_tokens = preview_tokens
-        self._include_retrieval_tool = include_retrieval_tool
-        self._should_offload = should_offload
-        self._evict_after_cycles = evict_after_cycles
-        self._tokenizer = tokenizer
-        self._json_queries = json_queries
-        self._opaque_references = opaque_references
         self._indexes = IndexCache()
         super().__init__()
         # Both tool variants are discovered; keep the one whose spec matches the options.
@@ -219,38 +204,40 @@ class ContextOffloader(Plugin):
         return _NamespacedStorage(storage, "offloader")
 
     def _storage_for_agent(self, agent: Agent) -> Any:
-        if self._storage is None:
+        root = self._storage
+        if root is None:
             raise RuntimeError("ContextOffloader storage not initialized; call init_agent first")
-        if not hasattr(self._storage, "for_sandbox"):
-            return self._storage
-        bound = self._bound.get(agent)
-        if bound is None:
-            bound = self._storage.for_sandbox(agent.sandbox)
-            self._bound[agent] = bound
-        return bound
+        # Storage that can follow an agent's sandbox is bound once per agent; the rest is shared.
+        if hasattr(root, "for_sandbox"):
+            if agent not in self._bound:
+                self._bound[agent] = root.for_sandbox(agent.sandbox)
+            return self._bound[agent]
+        return root
 
     def init_agent(self, agent: Agent) -> None:
         """Resolve and bind storage for ``agent``; drop the retrieval tool when disabled."""
         if self._storage is None:
-            self._storage = self._scope(agent.storage) if agent.storage is not None else InMemoryStorage()
-        if isinstance(self._storage, InMemoryStorage):
-            self._storage._bind(id(agent))
+            fallback = agent.storage
+            self._storage = InMemoryStorage() if fallback is None else self._scope(fallback)
+        legacy_memory = self._storage if isinstance(self._storage, InMemoryStorage) else None
+        if legacy_memory is not None:
+            legacy_memory._bind(id(agent))  # refuses a second agent
         self._storage_for_agent(agent)
-        if not self._include_retrieval_tool:
-            self._tools = [t for t in self._tools if t.tool_name != _TOOL_NAME]
+        if self._include_retrieval_tool:
+            return
+        self._tools = [t for t in self._tools if t.tool_name != _TOOL_NAME]
 
     # ------------------------------------------------------------------ eviction
 
     @hook  # type: ignore[call-overload]  # the decorator's overloads do not accept bound async methods
     async def _on_before_model_call(self, event: BeforeModelCallEvent) -> None:
         """Evict what this agent stored too many cycles ago."""
-        if self._storage is None:
-            return
+        root = self._storage
         cycle = event.agent.event_loop_metrics.cycle_count
-        if isinstance(self._storage, InMemoryStorage):
-            self._storage._evict(cycle)
+        if isinstance(root, InMemoryStorage):
+            root._evict(cycle)  # the legacy in-memory store applies its own age limit
             return
-        if is_legacy_storage(self._storage) or self._evict_after_cycles is None:
+        if root is None or self._evict_after_cycles is None or is_legacy_storage(root):
             return
         tracked = self._cycles.get(event.agent)
         if not tracked:
@@ -301,10 +288,11 @@ class ContextOffloader(Plugin):
     async def retrieve_offloaded_content(
         self,
         reference: str,
-        tool_context: ToolContext,
         pattern: str | None = None,
         line_range: LineRange | None = None,
         context_lines: int | None = None,
+        *,
+        tool_context: ToolContext,
     ) -> dict[str, Any] | str:
         """Read back a tool result that was moved out of the conversation because of its size.
 
@@ -346,11 +334,12 @@ class ContextOffloader(Plugin):
     async def _retrieve_with_query(
         self,
         reference: str,
-        tool_context: ToolContext,
         pattern: str | None = None,
         line_range: LineRange | None = None,
         context_lines: int | None = None,
         query: str | None = None,
+        *,
+        tool_context: ToolContext,
     ) -> dict[str, Any] | str:
         """Read back a tool result that was moved out of the conversation because of its size.
 
@@ -413,10 +402,8 @@ class ContextOffloader(Plugin):
             return decode_full_content(bytes(data), content_type, shown)
 
         if not _is_searchable_content(content_type):
-            raise ValueError(
-                f"cannot search binary content ({content_type}). "
-                "Omit pattern/line_range/context_lines to retrieve the full content."
-            )
+            hint = "Omit pattern/line_range/context_lines to retrieve the full content."
+            raise ValueError(f"cannot search binary content ({content_type}). {hint}")
         lines_around = context_lines if context_lines is not None else 5
         span: tuple[int, int] | None = None
         if line_range is not None:
@@ -470,19 +457,8 @@ class ContextOffloader(Plugin):
         tokens = await self._estimate(event.agent, result)
         if tokens is None:
             return
-        if self._should_offload is not None:
-            try:
-                verdict = self._should_offload(event.tool_use.get("name", ""), tokens)
-                if inspect.isawaitable(verdict):
-                    verdict = await verdict
-                if not verdict:
-                    return
-            except Exception:
-                logger.warning(
-                    "tool_use_id=<%s> | should_offload callback raised, offloading anyway",
-                    tool_use_id,
-                    exc_info=True,
-                )
+        if self._should_offload is not None and not await self._callback_agrees(event, tokens):
+            return
         try:
             offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens)
         except Exception:
@@ -492,6 +468,20 @@ class ContextOffloader(Plugin):
             return
         logger.debug("tool_use_id=<%s>, tokens=<%d> | tool result offloaded", tool_use_id, tokens)
         event.result = ToolResult(toolUseId=result["toolUseId"], status=result["status"], content=offloaded.content)
+
+    async def _callback_agrees(self, event: AfterToolCallEvent, tokens: int) -> bool:
+        """Ask ``should_offload``; a callback that fails counts as a yes (nothing is lost by offloading)."""
+        assert self._should_offload is not None
+        try:
+            answer = self._should_offload(event.tool_use.get("name", ""), tokens)
+            return bool(await answer if inspect.isawaitable(answer) else answer)
+        except Exception:
+            logger.warning(
+                "tool_use_id=<%s> | should_offload callback raised, offloading anyway",
+                event.tool_use["toolUseId"],
+                exc_info=True,
+            )
+            return True
 
     # ------------------------------------------------------------------ offloading
 
@@ -642,6 +632,24 @@ class ContextOffloader(Plugin):
 
 
 _NOT_RECORDED = object()
+
+
+def _validate(max_result_tokens: int, preview_tokens: int, evict_after_cycles: object, tokenizer: str | None) -> None:
+    """Raise the reference's ValueError for the first bad setting, in its order."""
+    eviction_ok = evict_after_cycles is None or (isinstance(evict_after_cycles, int) and evict_after_cycles >= 1)
+    checks = (
+        (max_result_tokens > 0, "max_result_tokens must be positive"),
+        (preview_tokens >= 0, "preview_tokens must be non-negative"),
+        (preview_tokens < max_result_tokens, "preview_tokens must be less than max_result_tokens"),
+        (eviction_ok, "evict_after_cycles must be a positive integer or None"),
+        (
+            tokenizer is None or tokenizer in _TOKENIZERS,
+            f"tokenizer must be None or one of {', '.join(_TOKENIZERS)}, got {tokenizer!r}",
+        ),
+    )
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)
 
 
 def _joined_prefix(parts: Iterable[str], limit: int) -> str:

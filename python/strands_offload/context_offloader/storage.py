@@ -67,6 +67,11 @@ def _not_found(reference: str) -> KeyError:
     return KeyError(f"Reference not found: {reference}")
 
 
+_SHARED_ACROSS_AGENTS = (
+    "InMemoryStorage cannot be shared across multiple agents. Use a separate InMemoryStorage instance per agent."
+)
+
+
 class _Counter:
     """Hands out 1, 2, 3, ... (callers hold their own lock)."""
 
@@ -168,10 +173,7 @@ class InMemoryStorage:
             owner = self._owner if self._owner is not None else agent_id
             self._owner = owner
         if owner != agent_id:
-            raise ValueError(
-                "InMemoryStorage cannot be shared across multiple agents. "
-                "Use a separate InMemoryStorage instance per agent."
-            )
+            raise ValueError(_SHARED_ACROSS_AGENTS)
 
     def _evict(self, cycle: int) -> None:
         """Record the agent's current cycle and drop blocks idle for too long (offloader hook)."""

@@ -71,14 +71,11 @@ class ScriptedModel(Model):
         """Not part of any script."""
         raise NotImplementedError("ScriptedModel does not produce structured output")
 
-    async def stream(
-        self,
-        messages: Messages,
-        tool_specs: list[ToolSpec] | None = None,
-        system_prompt: str | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterable[StreamEvent]:
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterable[StreamEvent]:
         """Stream the script's next reply as provider events, with usage metadata."""
+        # Tool specs and the system prompt may come positionally or by name; usage counts them.
+        tool_specs: list[ToolSpec] | None = args[0] if args else kwargs.get("tool_specs")
+        system_prompt: str | None = args[1] if len(args) > 1 else kwargs.get("system_prompt")
         self.calls.append(messages)
         reply = self._script(messages)
         input_tokens = await self.count_tokens(messages, tool_specs, system_prompt)

@@ -62,6 +62,9 @@ def _on_host(sandbox: object | None) -> bool:
     return sandbox is None or type(sandbox) is NotASandboxLocalEnvironment
 
 
+_DEFAULT_BASE_DIR = "./.strands/"
+
+
 class LocalFileStorage:
     """One file per key below ``base_dir``; ``/`` in keys makes subdirectories.
 
@@ -95,8 +98,8 @@ class LocalFileStorage:
         self,
         base_dir: str = ...,
         *,
-        sandbox: Sandbox,
         search_strategy: SandboxSafeSearchStrategy[LocalFileStorage] | None = ...,
+        sandbox: Sandbox,
         durable: bool = ...,
     ) -> None: ...
 
@@ -105,16 +108,16 @@ class LocalFileStorage:
         self,
         base_dir: str = ...,
         *,
-        search_strategy: SearchStrategy[LocalFileStorage] | None = ...,
         durable: bool = ...,
+        search_strategy: SearchStrategy[LocalFileStorage] | None = ...,
     ) -> None: ...
 
     def __init__(
         self,
-        base_dir: str = "./.strands/",
+        base_dir: str = _DEFAULT_BASE_DIR,
         *,
-        sandbox: Sandbox | None = None,
         search_strategy: Any = None,
+        sandbox: Sandbox | None = None,
         durable: bool = True,
     ) -> None:
         if sandbox is not None and _needs_host(search_strategy):

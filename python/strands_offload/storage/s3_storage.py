@@ -60,10 +60,10 @@ class S3Storage:
         bucket: str,
         *,
         prefix: str = "",
-        region_name: str | None = None,
+        search_strategy: SearchStrategy[S3Storage] | None = None,
         boto_session: Any = None,
         boto_client_config: Any = None,
-        search_strategy: SearchStrategy[S3Storage] | None = None,
+        region_name: str | None = None,
     ) -> None:
         if region_name is not None and boto_session is not None:
             raise StorageError("Cannot specify both region_name and boto_session")

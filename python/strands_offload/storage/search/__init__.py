@@ -6,9 +6,9 @@ from .keyword import KeywordSearchStrategy
 from .types import SearchStrategy
 
 __all__ = [
-    "Bm25SearchStrategy",
-    "Bm25SearchStrategyConfig",
-    "KeywordSearchStrategy",
     "SearchStrategy",
     "StorageSearchResult",
+    "KeywordSearchStrategy",
+    "Bm25SearchStrategy",
+    "Bm25SearchStrategyConfig",
 ]
