@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -38,6 +39,29 @@ def _fsync_directory(directory: str) -> None:
         os.close(handle)
 
 
+def _write_temp(directory: str, data: bytes, durable: bool) -> str:
+    """Write ``data`` to a fresh temp file in ``directory`` and return its path.
+
+    The file is flushed to disk when ``durable``; on any failure it is removed again.
+    """
+    temp_path = os.path.join(directory, temp_name())
+    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(handle, view) :]
+            if durable:
+                os.fsync(handle)
+        finally:
+            os.close(handle)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_path)
+        raise
+    return temp_path
+
+
 def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers and crashes see the old file or the new, never a mix.
 
@@ -55,18 +79,8 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
         OSError: If writing or renaming fails; ``path`` is then unchanged.
     """
     directory = os.path.dirname(path) or "."
-    temp_path = os.path.join(directory, temp_name())
-    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
+    temp_path = _write_temp(directory, data, durable)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(handle, view)
-                view = view[written:]
-            if durable:
-                os.fsync(handle)
-        finally:
-            os.close(handle)
         os.replace(temp_path, path)
     except BaseException:
         try:
@@ -107,18 +121,8 @@ def atomic_create(path: str, data: bytes, *, durable: bool = True) -> bool:
         OSError: If writing fails.
     """
     directory = os.path.dirname(path) or "."
-    temp_path = os.path.join(directory, temp_name())
-    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
+    temp_path = _write_temp(directory, data, durable)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(handle, view)
-                view = view[written:]
-            if durable:
-                os.fsync(handle)
-        finally:
-            os.close(handle)
         try:
             os.link(temp_path, path)
         except FileExistsError:

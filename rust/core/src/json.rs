@@ -161,14 +161,9 @@ pub fn escaped_len_code_point(cp: u32) -> usize {
 /// from borrows, which is fine: the caller only looks at the lowest one).
 #[inline]
 fn escape_mask(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    let quote = has_zero(w ^ (ONES * u64::from(b'"')));
-    let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
+    use crate::swar::{HIGH, ONES};
     let high = ((w & !HIGH).wrapping_add(ONES) | w) & HIGH;
-    below_space | quote | backslash | high
+    crate::swar::string_stops(w) | high
 }
 
 /// Index of the first byte at or after `from` that needs escaping, if any.

@@ -8,4 +8,5 @@ pub mod json;
 pub mod jsonpath;
 pub mod keyword;
 pub mod preview;
+mod swar;
 pub mod tokens;

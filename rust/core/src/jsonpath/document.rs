@@ -135,13 +135,7 @@ pub struct Document<'a> {
 /// exact; higher ones may be spurious.
 #[inline]
 fn string_stop_mask(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    let quote = has_zero(w ^ (ONES * u64::from(b'"')));
-    let backslash = has_zero(w ^ (ONES * u64::from(b'\\')));
-    below_space | quote | backslash
+    crate::swar::string_stops(w)
 }
 
 /// Index of the first `"`, `\\` or control byte at or after `from`.
