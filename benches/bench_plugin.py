@@ -107,16 +107,19 @@ RETRIEVALS = {
 
 
 @pytest.mark.parametrize("kind", list(RETRIEVALS))
-@pytest.mark.parametrize("member", ["reference", "native"])
+@pytest.mark.parametrize("member", ["reference", "native", "native-cold"])
 def test_retrieval(benchmark: Any, member: str, kind: str) -> None:
+    """``native`` reuses the line index of the stored content; ``native-cold`` rebuilds it every call."""
     benchmark.group = f"retrieve_10mb_{kind}"
-    plugin = _plugin(member)
+    plugin = _plugin("native" if member.startswith("native") else member)
     agent = _agent(plugin)
     _call(plugin, agent, [{"text": log_text(10)}])
     context = SimpleNamespace(agent=agent)
     arguments = RETRIEVALS[kind]
 
     def retrieve() -> Any:
+        if member == "native-cold":
+            plugin._indexes.forget("tooluse_bench_0")
         return asyncio.run(plugin.retrieve_offloaded_content("tooluse_bench_0", tool_context=context, **arguments))
 
     out = benchmark(retrieve)

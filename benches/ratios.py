@@ -17,7 +17,7 @@ from collections import defaultdict
 def _member(name: str) -> str:
     match = re.search(r"\[(.*)\]$", name)
     params = match.group(1).split("-") if match else [name]
-    known = ("reference", "native", "native-cached", "native-str", "native-cl100k", "bpe-openai")
+    known = ("reference", "native", "native-cached", "native-cold", "native-str", "native-cl100k", "bpe-openai")
     joined = match.group(1) if match else name
     for candidate in sorted(known, key=len, reverse=True):
         if candidate in joined.split("-") or joined.startswith(candidate) or f"-{candidate}" in joined:

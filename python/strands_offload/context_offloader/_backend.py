@@ -8,9 +8,10 @@ and the key is the reference.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ._frame import read_framed, write_framed
+from ._frame import read_frame_raw, write_framed
 
 
 def is_legacy_storage(storage: object) -> bool:
@@ -26,9 +27,28 @@ async def store_blob(storage: Any, key: str, data: bytes, content_type: str) -> 
     return await write_framed(storage, key, data, content_type)
 
 
-async def retrieve_blob(storage: Any, reference: str) -> tuple[bytes, str]:
-    """Fetch ``(bytes, content_type)`` for ``reference``; KeyError when it is unknown."""
+@dataclass(frozen=True)
+class StoredBlob:
+    """What a backend returned for a reference: the stored object, where the content starts in it.
+
+    ``raw`` is the object as the backend handed it over (a whole frame for unified storage),
+    so a cache can recognise the same stored object again without copying or comparing it.
+    """
+
+    raw: bytes
+    offset: int
+    content_type: str
+
+    @property
+    def content(self) -> bytes:
+        """The content bytes (a copy of ``raw`` past the frame header, when there is one)."""
+        return self.raw if self.offset == 0 else bytes(self.raw[self.offset :])
+
+
+async def retrieve_blob(storage: Any, reference: str) -> StoredBlob:
+    """Fetch what is stored under ``reference``; KeyError when it is unknown."""
     if is_legacy_storage(storage):
         data, content_type = await storage.retrieve(reference)
-        return data, content_type
-    return await read_framed(storage, reference)
+        return StoredBlob(bytes(data), 0, content_type)
+    raw, offset, content_type = await read_frame_raw(storage, reference)
+    return StoredBlob(raw, offset, content_type)

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_CONTENT_TYPE_BYTES", "frame", "read_framed", "unframe", "write_framed"]
+__all__ = [
+    "MAX_CONTENT_TYPE_BYTES",
+    "frame",
+    "frame_header",
+    "read_framed",
+    "read_frame_raw",
+    "unframe",
+    "write_framed",
+]
 
 #: Longest content type (in UTF-8 bytes) the two-byte header can describe.
 MAX_CONTENT_TYPE_BYTES = 0xFFFF
@@ -30,8 +38,8 @@ def frame(content: bytes, content_type: str) -> bytes:
     return b"".join((size.to_bytes(2, "big"), label, content))
 
 
-def unframe(data: bytes) -> tuple[bytes, str]:
-    """Split a frame into ``(content, content_type)``.
+def frame_header(data: bytes) -> tuple[int, str]:
+    """Read a frame's header: ``(offset of the content, content_type)``, without copying the content.
 
     Raises:
         ValueError: ``Corrupt storage frame: ...`` when the header is short or overruns the data.
@@ -44,8 +52,18 @@ def unframe(data: bytes) -> tuple[bytes, str]:
     end = 2 + size
     if end > total:
         raise ValueError(f"Corrupt storage frame: content-type length {size} exceeds frame size {total}")
-    content_type = bytes(data[2:end]).decode("utf-8")
-    return bytes(data[end:]), content_type
+    return end, bytes(data[2:end]).decode("utf-8")
+
+
+def unframe(data: bytes) -> tuple[bytes, str]:
+    """Split a frame into ``(content, content_type)``.
+
+    Raises:
+        ValueError: ``Corrupt storage frame: ...`` when the header is short or overruns the data.
+        UnicodeDecodeError: When the content type is not valid UTF-8.
+    """
+    offset, content_type = frame_header(data)
+    return bytes(data[offset:]), content_type
 
 
 async def write_framed(storage: Any, key: str, content: bytes, content_type: str) -> str:
@@ -62,10 +80,21 @@ async def read_framed(storage: Any, reference: str) -> tuple[bytes, str]:
         ValueError: When the stored bytes are not a valid frame; the message names the reference
             and ends with the ``Corrupt storage frame: ...`` text of :func:`unframe`.
     """
+    data, offset, content_type = await read_frame_raw(storage, reference)
+    return bytes(data[offset:]), content_type
+
+
+async def read_frame_raw(storage: Any, reference: str) -> tuple[bytes, int, str]:
+    """Read ``reference`` from unified ``storage`` as ``(frame, content offset, content_type)``.
+
+    The frame is returned as stored (no copy of the content), so callers can recognise the
+    very same stored object again. Errors are those of :func:`read_framed`.
+    """
     data = await storage.read(reference)
     if data is None:
         raise KeyError(f"Reference not found: {reference}")
     try:
-        return unframe(data)
+        offset, content_type = frame_header(data)
     except ValueError as error:
         raise ValueError(f"Stored entry '{reference}' is unreadable: {error}") from error
+    return data, offset, content_type

@@ -388,18 +388,19 @@ class ContextOffloader(Plugin):
         reference = self._resolve(agent, shown)
         storage = self._storage_for_agent(agent)
         try:
-            data, content_type = await retrieve_blob(storage, reference)
+            blob = await retrieve_blob(storage, reference)
         except KeyError as error:
             raise ValueError(f"reference not found: {shown}") from error
         self._track(agent, reference, agent.event_loop_metrics.cycle_count)
 
+        content_type = blob.content_type
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return _native.json_query(bytes(data), query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
+            return _native.json_query(blob.content, query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
-            return decode_full_content(bytes(data), content_type, shown)
+            return decode_full_content(blob.content, content_type, shown)
 
         if not _is_searchable_content(content_type):
             hint = "Omit pattern/line_range/context_lines to retrieve the full content."
@@ -410,7 +411,7 @@ class ContextOffloader(Plugin):
             span = (int(line_range["start"]), int(line_range["end"]))
         elif pattern is None:
             span = (1, max(1, lines_around))
-        index = self._indexes.get(reference, data)
+        index = self._indexes.get(reference, blob)
         return _search_content(
             index,
             pattern=pattern,

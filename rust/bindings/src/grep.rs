@@ -28,7 +28,12 @@ impl AsRef<[u8]> for PyHeldBytes {
 
 impl PyHeldBytes {
     fn from_bytes(b: &Bound<'_, PyBytes>) -> Self {
-        let s = b.as_bytes();
+        Self::from_bytes_at(b, 0)
+    }
+
+    /// Holds `b[offset:]` without copying it (`offset` already checked against the length).
+    fn from_bytes_at(b: &Bound<'_, PyBytes>, offset: usize) -> Self {
+        let s = &b.as_bytes()[offset..];
         PyHeldBytes {
             _owner: b.clone().into_any().unbind(),
             ptr: s.as_ptr(),
@@ -49,8 +54,31 @@ pub struct TextIndex {
 
 #[pymethods]
 impl TextIndex {
+    /// `offset` skips a header at the start of `bytes` (a storage frame) without a copy.
     #[new]
-    fn new(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (data, offset = 0))]
+    fn new(py: Python<'_>, data: &Bound<'_, PyAny>, offset: usize) -> PyResult<Self> {
+        if offset != 0 {
+            let b = data
+                .cast::<PyBytes>()
+                .map_err(|_| PyTypeError::new_err("offset is only accepted with bytes"))?;
+            if offset > b.as_bytes().len() {
+                return Err(PyValueError::new_err(format!(
+                    "offset {offset} is past the end of the data ({} bytes)",
+                    b.as_bytes().len()
+                )));
+            }
+            let held = PyHeldBytes::from_bytes_at(b, offset);
+            return match py.detach(|| grep::TextIndex::new(held)) {
+                Ok(inner) => Ok(TextIndex { inner }),
+                Err(err) => {
+                    // Python's own UnicodeDecodeError, with positions inside the content.
+                    let content = PyBytes::new(py, &b.as_bytes()[offset..]);
+                    content.call_method1("decode", ("utf-8", "strict"))?;
+                    Err(to_py_err(err))
+                }
+            };
+        }
         if let Ok(s) = data.cast::<PyString>() {
             match s.to_str() {
                 Ok(text) => {
