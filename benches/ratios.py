@@ -9,20 +9,24 @@ member's median time (above 1 means we are faster).
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections import defaultdict
 
+_MEMBERS = ("reference", "native", "native-cached", "native-cold", "native-str", "native-cl100k", "bpe-openai")
+
 
 def _member(name: str) -> str:
-    match = re.search(r"\[(.*)\]$", name)
-    params = match.group(1).split("-") if match else [name]
-    known = ("reference", "native", "native-cached", "native-cold", "native-str", "native-cl100k", "bpe-openai")
-    joined = match.group(1) if match else name
-    for candidate in sorted(known, key=len, reverse=True):
-        if candidate in joined.split("-") or joined.startswith(candidate) or f"-{candidate}" in joined:
+    """The member a benchmark stands for: the leading parameter id, or the name's last word."""
+    inside = re.search(r"\[(.*)\]$", name)
+    text = inside.group(1) if inside else name.rsplit("_", 1)[-1]
+    parts = text.split("-")
+    for size in range(len(parts), 0, -1):
+        candidate = "-".join(parts[:size])
+        if candidate in _MEMBERS:
             return candidate
-    return params[0]
+    return parts[0]
 
 
 def table(report: dict[str, object]) -> str:
@@ -46,6 +50,25 @@ def table(report: dict[str, object]) -> str:
     return "\n".join(rows)
 
 
+def chart(report: dict[str, object], groups: list[str], width: int = 40) -> str:
+    """A text bar chart of the native member's ratio for ``groups``, on a log10 scale."""
+    medians: dict[str, dict[str, float]] = defaultdict(dict)
+    for bench in report["benchmarks"]:  # type: ignore[attr-defined]
+        medians[bench["group"]][_member(bench["name"])] = bench["stats"]["median"]
+    ratios = {g: medians[g]["reference"] / medians[g]["native"] for g in groups if "native" in medians[g]}
+    top = max(math.log10(r) for r in ratios.values())
+    label_width = max(len(g) for g in ratios)
+    lines = []
+    for group, ratio in ratios.items():
+        bar = "#" * max(1, round(width * max(math.log10(ratio), 0) / top))
+        lines.append(f"{group.ljust(label_width)} {bar} {ratio:,.1f}x")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     with open(sys.argv[1], encoding="utf-8") as handle:
-        print(table(json.load(handle)))
+        data = json.load(handle)
+    print(table(data))
+    if len(sys.argv) > 2:
+        print()
+        print(chart(data, sys.argv[2].split(",")))
