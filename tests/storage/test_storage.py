@@ -87,8 +87,14 @@ def test_public_surface_mirrors_reference() -> None:
     for name in ("InMemoryStorage", "LocalFileStorage", "S3Storage"):
         ours = inspect.signature(getattr(our_storage, name))
         theirs = inspect.signature(getattr(ref_storage, name))
-        common = [p for p in ours.parameters if p in theirs.parameters]
-        assert common == list(theirs.parameters), name
+
+        # Positional parameters keep the reference's order; keyword-only ones can only be passed
+        # by name, so their order is not part of the contract.
+        def positional(signature: inspect.Signature) -> list[str]:
+            return [p.name for p in signature.parameters.values() if p.kind is not p.KEYWORD_ONLY]
+
+        assert [p for p in positional(ours) if p in theirs.parameters] == positional(theirs), name
+        assert set(theirs.parameters) <= set(ours.parameters), name
         for param in theirs.parameters.values():
             mine = ours.parameters[param.name]
             assert (mine.kind, mine.default) == (param.kind, param.default), (name, param.name)
