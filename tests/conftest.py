@@ -122,3 +122,7 @@ def tiktoken_offline() -> Iterator[Any]:
 def tiktoken_encodings(tiktoken_offline: Any) -> dict[str, Any]:
     """Loaded tiktoken ``Encoding`` objects by name (cl100k_base, o200k_base)."""
     return {name: tiktoken_offline.get_encoding(name) for name in TIKTOKEN_FILES}
+
+
+# S3 over real HTTP (a moto server on 127.0.0.1, one per run), for every test folder.
+from _s3_fixtures import *  # noqa: E402,F403

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _agent_harness import run  # noqa: E402
-from strands_offload.context_offloader import ContextOffloader  # noqa: E402
+from _agent_harness import run
+from strands_offload.context_offloader import ContextOffloader
 
 
 def _document() -> dict[str, Any]:
