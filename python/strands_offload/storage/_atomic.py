@@ -39,6 +39,18 @@ def _fsync_directory(directory: str) -> None:
         os.close(handle)
 
 
+def write_and_close(handle: int, data: bytes, durable: bool) -> None:
+    """Write all of ``data`` to the open file ``handle`` (``fsync`` when ``durable``), then close it."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+        if durable:
+            os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
 def _write_temp(directory: str, data: bytes, durable: bool) -> str:
     """Write ``data`` to a fresh temp file in ``directory`` and return its path.
 
@@ -47,14 +59,7 @@ def _write_temp(directory: str, data: bytes, durable: bool) -> str:
     temp_path = os.path.join(directory, temp_name())
     handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_NOFOLLOW, 0o666)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view) :]
-            if durable:
-                os.fsync(handle)
-        finally:
-            os.close(handle)
+        write_and_close(handle, data, durable)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_path)

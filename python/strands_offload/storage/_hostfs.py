@@ -19,7 +19,7 @@ import stat
 
 from strands.types.exceptions import StorageError
 
-from ._atomic import atomic_write, is_within, temp_name
+from ._atomic import atomic_write, is_within, temp_name, write_and_close
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -146,14 +146,7 @@ def write(base: str, key: str, raw_key: str, data: bytes, *, durable: bool) -> N
         temp = temp_name()
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o666, dir_fd=parent)
         try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                if durable:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_and_close(fd, data, durable)
             os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
             try:
