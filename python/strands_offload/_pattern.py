@@ -54,20 +54,16 @@ from __future__ import annotations
 
 import bisect
 import functools
-import importlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _native
+from . import _native, _seam
 
-try:  # Python 3.11+
-    _C: Any = importlib.import_module("re._constants")
-    _P: Any = importlib.import_module("re._parser")
-except ImportError:  # pragma: no cover - Python 3.10
-    _C = importlib.import_module("sre_constants")
-    _P = importlib.import_module("sre_parse")
+_seam.require("re-parser")
+_C: Any = _seam.re_constants()
+_P: Any = _seam.re_parser()
 
 MAX_PATTERN_LENGTH = 200
 _NESTED_QUANTIFIER = re.compile(r"[+*]\s*\)\s*[+*]")
@@ -168,11 +164,7 @@ def _case_universe() -> tuple[tuple[int, ...], str, tuple[tuple[int, int], ...]]
                 cps.add(cp)
                 for v in variants:
                     cps.update(map(ord, v))
-    extra: dict[int, tuple[int, ...]]
-    try:  # Python 3.11+
-        extra = importlib.import_module("re._casefix")._EXTRA_CASES
-    except ImportError:  # pragma: no cover - Python 3.10
-        extra = getattr(importlib.import_module("sre_compile"), "_ignorecase_fixes", {})
+    extra = _seam.re_extra_cases()
     for key, values in extra.items():
         cps.add(key)
         cps.update(values)

@@ -31,16 +31,14 @@ from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from strands.agent._agent_as_tool import _AgentAsTool
 from strands.hooks.events import AfterToolCallEvent, BeforeModelCallEvent
 from strands.plugins import Plugin, hook
-from strands.storage.storage import _NAMESPACED
 from strands.tools.decorator import tool
 from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
-from .. import _native
-from ..storage.storage import _NamespacedStorage
+from .. import _native, _seam
+from ..storage.storage import _NAMESPACED, _NamespacedStorage
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
@@ -187,12 +185,10 @@ class ContextOffloader(Plugin):
         self._cycles: weakref.WeakKeyDictionary[Agent, dict[str, int]] = weakref.WeakKeyDictionary()
         self._handles: weakref.WeakKeyDictionary[Agent, dict[str, str]] = weakref.WeakKeyDictionary()
         self._indexes = IndexCache()
+        # The retrieval tool has two variants (with and without ``query``); the options pick one here.
+        # Setting the list first keeps the base class from discovering both.
+        self._tools = [self._retrieve_with_query if json_queries else self.retrieve_offloaded_content]
         super().__init__()
-        # Both tool variants are discovered; keep the one whose spec matches the options.
-        dropped = "_retrieve_with_query" if not json_queries else "retrieve_offloaded_content"
-        self._tools = [
-            t for t in self._tools if getattr(t, "_tool_func", None) is None or t._tool_func.__name__ != dropped
-        ]
 
     # ------------------------------------------------------------------ storage binding
 
@@ -447,7 +443,7 @@ class ContextOffloader(Plugin):
             return
         if self._include_retrieval_tool and event.tool_use.get("name") == _TOOL_NAME:
             return
-        if isinstance(event.selected_tool, _AgentAsTool) and event.selected_tool.delegate:
+        if _seam.is_delegating_agent_tool(event.selected_tool):
             return  # a delegate's result is the final answer; nothing could retrieve it
         result = event.result
         tool_use_id = event.tool_use["toolUseId"]

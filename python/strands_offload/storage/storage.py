@@ -1,8 +1,8 @@
 """The unified ``Storage`` protocol, its search result type and the generic namespaced view.
 
 Interoperability with strands: the SDK recognises "already namespaced" and "ephemeral" storage by
-comparing two sentinel objects by identity. This module uses the SDK's own sentinels (imported from
-``strands.storage.storage``) so the SDK's ``Agent(storage=...)``, context manager, session manager
+comparing two sentinel objects by identity. This module uses the SDK's own sentinels (taken from
+``strands.storage.storage`` through ``strands_offload._seam``) so the SDK's ``Agent(storage=...)``, context manager, session manager
 and memory stores treat these backends exactly like their built-in ones. ``StorageSearchResult`` is
 the SDK's own dataclass for the same reason: results compare equal across both packages and code
 that builds or inspects them keeps working. Errors are the SDK's ``StorageError``.
@@ -13,12 +13,11 @@ from __future__ import annotations
 import builtins
 from typing import Any, Protocol, runtime_checkable
 
-from strands.storage.storage import _EPHEMERAL as _SDK_EPHEMERAL
-from strands.storage.storage import _NAMESPACED as _SDK_NAMESPACED
 from strands.storage.storage import StorageSearchResult
 from strands.types.exceptions import StorageError
 from typing_extensions import TypeVar
 
+from .. import _seam
 from ._keys import normalize_key, normalize_prefix
 
 __all__ = ["ListQuery", "SearchQuery", "Storage", "StorageError", "StorageSearchResult"]
@@ -26,10 +25,9 @@ __all__ = ["ListQuery", "SearchQuery", "Storage", "StorageError", "StorageSearch
 ListQuery = TypeVar("ListQuery", default=str, contravariant=True)
 SearchQuery = TypeVar("SearchQuery", default=str, contravariant=True)
 
-#: Marker carried by storage that is already scoped to a namespace (the SDK's own object).
-_NAMESPACED: object = _SDK_NAMESPACED
-#: Marker carried by storage whose data does not outlive the process (the SDK's own object).
-_EPHEMERAL: object = _SDK_EPHEMERAL
+#: Markers carried by storage already scoped to a namespace, and by storage whose data does not
+#: outlive the process: the SDK's own objects, taken through the seam module.
+_NAMESPACED, _EPHEMERAL = _seam.storage_markers()
 
 # Same names as the reference's private helpers, so code importing them by path keeps working.
 _normalize_key = normalize_key

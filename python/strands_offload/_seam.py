@@ -1,0 +1,226 @@
+"""The one place that touches names strands-agents and the standard library keep private.
+
+Everything else in the package asks this module for them. Each private name belongs to a
+*feature*; the feature is probed the first time it is needed. On a strands-agents version the
+test suite ran on (``TESTED_STRANDS_VERSIONS``) the probe is a formality; on any other version it
+checks that the names exist and have the shape we rely on. A failed probe logs one warning per
+feature and process, and the caller either falls back to the SDK's own code or refuses with
+:class:`SeamUnavailable`; it never runs on internals it could not check.
+
+Features:
+    ``storage-markers``: the SDK's ``_NAMESPACED`` / ``_EPHEMERAL`` sentinels, so the SDK treats our
+        storage backends like its own.
+    ``agent-as-tool``: ``strands.agent._agent_as_tool._AgentAsTool`` (delegate results are final answers).
+    ``context-manager``: the private ``strands._context_manager`` package the public
+        ``strands.experimental.context_manager`` is built from (the base class, the agentic tools and
+        the token-usage middleware).
+    ``re-parser``: ``re._parser`` / ``re._constants`` (``sre_parse`` / ``sre_constants`` before 3.11).
+    ``re-casefix``: ``re._casefix._EXTRA_CASES`` (3.11+) or ``sre_compile._ignorecase_fixes`` (3.10).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: strands-agents versions the test suite ran on; other versions are probed.
+TESTED_STRANDS_VERSIONS: frozenset[str] = frozenset({"1.62.0"})
+
+
+class SeamUnavailable(RuntimeError):
+    """A private name we rely on is missing or changed shape in the installed version."""
+
+
+def strands_version() -> str:
+    """The installed strands-agents version, or ``"unknown"``."""
+    try:
+        return version("strands-agents")
+    except PackageNotFoundError:  # pragma: no cover - a vendored or source install
+        return "unknown"
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+def _has(module: str, *names: str) -> None:
+    mod = _module(module)
+    missing = [n for n in names if not hasattr(mod, n)]
+    if missing:
+        raise SeamUnavailable(f"{module} has no {', '.join(missing)}")
+
+
+def _params(func: Callable[..., Any], *expected: str) -> None:
+    names = list(inspect.signature(func).parameters)
+    if any(name not in names for name in expected):
+        raise SeamUnavailable(f"{getattr(func, '__qualname__', func)!r} takes {names}, expected {list(expected)}")
+
+
+def _probe_storage_markers() -> None:
+    _has("strands.storage.storage", "_NAMESPACED", "_EPHEMERAL")
+
+
+def _probe_agent_as_tool() -> None:
+    _has("strands.agent._agent_as_tool", "_AgentAsTool")
+    if not isinstance(getattr(_module("strands.agent._agent_as_tool")._AgentAsTool, "delegate", None), property):
+        raise SeamUnavailable("_AgentAsTool.delegate is no longer a property")
+
+
+def _probe_context_manager() -> None:
+    _has("strands.experimental.context_manager", "ContextManager")
+    _has("strands._context_manager.modes.agentic.agentic_context", *_AGENTIC_NAMES)
+    base = _module("strands.experimental.context_manager").ContextManager
+    for member in ("init_agent", "from_strategy", "resolve_conversation_manager"):
+        if not callable(getattr(base, member, None)):
+            raise SeamUnavailable(f"ContextManager.{member} is missing")
+    for member in ("stash", "stash_is_durable", "name"):
+        if not isinstance(getattr(base, member, None), property):
+            raise SeamUnavailable(f"ContextManager.{member} is no longer a property")
+    _params(_module("strands._context_manager.modes.agentic.agentic_context").create_token_usage_middleware)
+
+
+def _probe_re_parser() -> None:
+    parser = re_parser()
+    constants = re_constants()
+    for name in ("parse", "SubPattern"):
+        if not hasattr(parser, name):
+            raise SeamUnavailable(f"{parser.__name__}.{name} is missing")
+    for name in ("CATEGORY_DIGIT", "IN", "LITERAL", "MAX_REPEAT"):
+        if not hasattr(constants, name):
+            raise SeamUnavailable(f"{constants.__name__}.{name} is missing")
+
+
+def _probe_re_casefix() -> None:
+    if not isinstance(re_extra_cases(), dict):
+        raise SeamUnavailable("the re module's extra case table is not a dict")
+
+
+_AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "create_token_usage_middleware")
+
+_PROBES: dict[str, Callable[[], None]] = {
+    "storage-markers": _probe_storage_markers,
+    "agent-as-tool": _probe_agent_as_tool,
+    "context-manager": _probe_context_manager,
+    "re-parser": _probe_re_parser,
+    "re-casefix": _probe_re_casefix,
+}
+
+# Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
+_STRANDS_FEATURES = frozenset({"storage-markers", "agent-as-tool", "context-manager"})
+
+
+@functools.cache
+def probe(feature: str) -> str | None:
+    """Check ``feature`` once; return why it is unusable, or ``None`` when it can be used."""
+    check = _PROBES[feature]
+    try:
+        check()
+    except (ImportError, AttributeError, TypeError, ValueError, SeamUnavailable) as error:
+        reason = str(error) or type(error).__name__
+    else:
+        return None
+    where = f"strands-agents {strands_version()}" if feature in _STRANDS_FEATURES else f"Python {sys.version.split()[0]}"
+    message = (
+        f"strands_offload: {feature} is unavailable on {where} ({reason}); "
+        f"tested with strands-agents {', '.join(sorted(TESTED_STRANDS_VERSIONS))}"
+    )
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+    logger.warning("feature=<%s>, reason=<%s> | private names unavailable, falling back", feature, reason)
+    return reason
+
+
+def available(feature: str) -> bool:
+    """Whether ``feature`` passed its probe (warns once when it did not).
+
+    Tested versions are probed too: the check is cheap and a patched or vendored copy may differ.
+    """
+    return probe(feature) is None
+
+
+def require(feature: str) -> None:
+    """Raise :class:`SeamUnavailable` when ``feature`` failed its probe."""
+    reason = probe(feature)
+    if reason is not None:
+        raise SeamUnavailable(f"{feature} is unavailable on strands-agents {strands_version()}: {reason}")
+
+
+# ---------------------------------------------------------------------------- strands-agents
+
+_OWN_NAMESPACED = object()
+_OWN_EPHEMERAL = object()
+
+
+@functools.cache
+def storage_markers() -> tuple[object, object]:
+    """The SDK's ``(_NAMESPACED, _EPHEMERAL)`` sentinels; our own objects when they are gone."""
+    if not available("storage-markers"):
+        return _OWN_NAMESPACED, _OWN_EPHEMERAL
+    module = _module("strands.storage.storage")
+    return module._NAMESPACED, module._EPHEMERAL
+
+
+def is_delegating_agent_tool(tool: object) -> bool:
+    """Whether ``tool`` is an agent wrapped as a tool whose result is the final answer."""
+    if not available("agent-as-tool"):
+        return False
+    cls = _module("strands.agent._agent_as_tool")._AgentAsTool
+    return isinstance(tool, cls) and bool(tool.delegate)
+
+
+def reference_context_manager_class() -> type[Any]:
+    """The SDK's public ``ContextManager`` class (the Agent accepts only its instances)."""
+    require("context-manager")
+    return _module("strands.experimental.context_manager").ContextManager  # type: ignore[no-any-return]
+
+
+def agentic_tools() -> list[Any]:
+    """The SDK's model-driven context tools: ``summarize_context``, ``truncate_context``, ``pin_context``."""
+    require("context-manager")
+    module = _module("strands._context_manager.modes.agentic.agentic_context")
+    return [module.summarize_context, module.truncate_context, module.pin_context]
+
+
+def token_usage_middleware() -> Any:
+    """A fresh instance of the SDK's token-usage middleware of the agentic mode."""
+    require("context-manager")
+    return _module("strands._context_manager.modes.agentic.agentic_context").create_token_usage_middleware()
+
+
+# ---------------------------------------------------------------------------- Python's re
+
+
+@functools.cache
+def re_parser() -> ModuleType:
+    """The regular-expression parser module of the running interpreter."""
+    try:
+        return _module("re._parser")
+    except ImportError:  # Python 3.10
+        return _module("sre_parse")
+
+
+@functools.cache
+def re_constants() -> ModuleType:
+    """The regular-expression constants module of the running interpreter."""
+    try:
+        return _module("re._constants")
+    except ImportError:  # Python 3.10
+        return _module("sre_constants")
+
+
+@functools.cache
+def re_extra_cases() -> dict[int, tuple[int, ...]]:
+    """Code points that ``re`` folds together beyond ``str.lower`` (empty when Python has none)."""
+    try:
+        return _module("re._casefix")._EXTRA_CASES  # type: ignore[no-any-return]
+    except ImportError:  # Python 3.10 keeps the table in sre_compile
+        return getattr(_module("sre_compile"), "_ignorecase_fixes", {})  # type: ignore[no-any-return]
