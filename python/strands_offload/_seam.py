@@ -129,7 +129,9 @@ def probe(feature: str) -> str | None:
         reason = str(error) or type(error).__name__
     else:
         return None
-    where = f"strands-agents {strands_version()}" if feature in _STRANDS_FEATURES else f"Python {sys.version.split()[0]}"
+    where = (
+        f"strands-agents {strands_version()}" if feature in _STRANDS_FEATURES else f"Python {sys.version.split()[0]}"
+    )
     message = (
         f"strands_offload: {feature} is unavailable on {where} ({reason}); "
         f"tested with strands-agents {', '.join(sorted(TESTED_STRANDS_VERSIONS))}"
@@ -223,4 +225,5 @@ def re_extra_cases() -> dict[int, tuple[int, ...]]:
     try:
         return _module("re._casefix")._EXTRA_CASES  # type: ignore[no-any-return]
     except ImportError:  # Python 3.10 keeps the table in sre_compile
-        return getattr(_module("sre_compile"), "_ignorecase_fixes", {})  # type: ignore[no-any-return]
+        table: dict[int, tuple[int, ...]] = getattr(_module("sre_compile"), "_ignorecase_fixes", {})
+        return table

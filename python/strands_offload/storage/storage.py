@@ -2,10 +2,10 @@
 
 Interoperability with strands: the SDK recognises "already namespaced" and "ephemeral" storage by
 comparing two sentinel objects by identity. This module uses the SDK's own sentinels (taken from
-``strands.storage.storage`` through ``strands_offload._seam``) so the SDK's ``Agent(storage=...)``, context manager, session manager
-and memory stores treat these backends exactly like their built-in ones. ``StorageSearchResult`` is
-the SDK's own dataclass for the same reason: results compare equal across both packages and code
-that builds or inspects them keeps working. Errors are the SDK's ``StorageError``.
+``strands.storage.storage`` through ``strands_offload._seam``) so the SDK's ``Agent(storage=...)``,
+context manager, session manager and memory stores treat these backends exactly like their built-in
+ones. ``StorageSearchResult`` is the SDK's own dataclass for the same reason: results compare equal
+across both packages and code that builds or inspects them keeps working. Errors are the SDK's ``StorageError``.
 """
 
 from __future__ import annotations

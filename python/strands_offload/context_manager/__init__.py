@@ -1,0 +1,34 @@
+"""The context manager's strategy pipeline, at ``strands.experimental.context_manager``'s names.
+
+Switch by replacing the import prefix::
+
+    from strands_offload.context_manager import ContextManager, Offload
+
+    agent = Agent(context_manager=ContextManager(strategies=[Offload.truncate("tool_results").when(threshold=2000)]))
+
+The submodules mirror the SDK's private ``strands._context_manager`` package.
+"""
+
+from strands.experimental.context_manager import OffloadConditions, OffloadTarget
+
+from .context_manager import ContextManager
+from .methods.summarize import SummarizeConfig
+from .methods.truncate import TruncateConfig
+from .presets import STRATEGY_PRESET_NAMES, StrategyPresetName
+from .strategies.offload import Offload
+from .types import ContextManagerConfig, ContextState, ContextStrategy, StashConfig
+
+__all__ = [
+    "ContextManager",
+    "ContextManagerConfig",
+    "ContextState",
+    "ContextStrategy",
+    "Offload",
+    "OffloadConditions",
+    "OffloadTarget",
+    "STRATEGY_PRESET_NAMES",
+    "StashConfig",
+    "StrategyPresetName",
+    "SummarizeConfig",
+    "TruncateConfig",
+]

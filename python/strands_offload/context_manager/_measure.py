@@ -1,0 +1,149 @@
+"""Token measurements the pipeline makes on every model call.
+
+By default a block or a conversation is measured the way the reference measures it: with the
+model's ``count_tokens``. When that method is the SDK's base heuristic (text chars/4, JSON
+chars/2, binary content 0), directly or because a provider falls back to it, the same numbers
+are computed here: the JSON lengths come from the native core without building the JSON text,
+and no one-block message is built per block. With an exact ``tokenizer`` the counts are BPE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from strands.models.model import Model
+
+from .. import _native
+
+# Providers whose count_tokens hands over to the base heuristic unless native counting is enabled.
+_FALLS_BACK_UNLESS_NATIVE = {
+    ("strands.models.bedrock", "BedrockModel"),
+    ("strands.models.anthropic", "AnthropicModel"),
+}
+
+
+def uses_base_heuristic(model: object) -> bool:
+    """Whether ``model.count_tokens`` ends in the SDK's chars/4 heuristic for any input."""
+    method = getattr(type(model), "count_tokens", None)
+    if method is Model.count_tokens:
+        return True
+    for cls in type(model).__mro__:
+        if "count_tokens" in vars(cls):
+            if (cls.__module__, cls.__qualname__) not in _FALLS_BACK_UNLESS_NATIVE:
+                return False
+            config = getattr(model, "config", None)
+            return not (isinstance(config, Mapping) and config.get("use_native_token_count") is True)
+    return False
+
+
+def _quarter(text: str) -> int:
+    return -(-len(text) // 4)
+
+
+def _json_half(value: Any) -> int:
+    # The base heuristic counts what json.dumps rejects as 0.
+    try:
+        return -(-_native.json_dumps_len(value) // 2)
+    except (TypeError, ValueError):
+        return 0
+
+
+def heuristic_block(block: Mapping[str, Any]) -> int:
+    """The base heuristic's count of one content block."""
+    total = 0
+    if "text" in block:
+        total += _quarter(block["text"])
+    if "toolUse" in block:
+        call = block["toolUse"]
+        total += _quarter(call.get("name", "")) + _json_half(call.get("input", {}))
+    if "toolResult" in block:
+        for item in block["toolResult"].get("content", []):
+            if "text" in item:
+                total += _quarter(item["text"])
+            if "json" in item:
+                total += _json_half(item["json"])
+    if "reasoningContent" in block:
+        reasoning = block["reasoningContent"]
+        if "reasoningText" in reasoning and "text" in reasoning["reasoningText"]:
+            total += _quarter(reasoning["reasoningText"]["text"])
+    if "guardContent" in block:
+        guard = block["guardContent"]
+        if "text" in guard and "text" in guard["text"]:
+            total += _quarter(guard["text"]["text"])
+    if "citationsContent" in block:
+        for cited in block["citationsContent"].get("content", ()):
+            if "text" in cited:
+                total += _quarter(cited["text"])
+    return total
+
+
+def heuristic_messages(messages: Iterable[Mapping[str, Any]]) -> int:
+    """The base heuristic's count of a list of messages (no system prompt, no tool specs)."""
+    return sum(heuristic_block(block) for message in messages for block in message["content"])
+
+
+def _exact_json(value: Any, encoding: str) -> int:
+    try:
+        return _native.count_tokens(_native.json_dumps(value), encoding)
+    except (TypeError, ValueError):
+        return 0
+
+
+def exact_block(block: Mapping[str, Any], encoding: str) -> int:
+    """BPE tokens of the text and JSON a block carries (binary content counts 0)."""
+    total = 0
+    if "text" in block:
+        total += _native.count_tokens(block["text"], encoding)
+    if "toolUse" in block:
+        call = block["toolUse"]
+        total += _native.count_tokens(call.get("name", ""), encoding) + _exact_json(call.get("input", {}), encoding)
+    if "toolResult" in block:
+        for item in block["toolResult"].get("content", []):
+            if "text" in item:
+                total += _native.count_tokens(item["text"], encoding)
+            if "json" in item:
+                total += _exact_json(item["json"], encoding)
+    if "reasoningContent" in block:
+        reasoning = block["reasoningContent"]
+        if "reasoningText" in reasoning and "text" in reasoning["reasoningText"]:
+            total += _native.count_tokens(reasoning["reasoningText"]["text"], encoding)
+    if "guardContent" in block:
+        guard = block["guardContent"]
+        if "text" in guard and "text" in guard["text"]:
+            total += _native.count_tokens(guard["text"]["text"], encoding)
+    if "citationsContent" in block:
+        for cited in block["citationsContent"].get("content", ()):
+            if "text" in cited:
+                total += _native.count_tokens(cited["text"], encoding)
+    return total
+
+
+class Measure:
+    """Measures blocks and conversations for one model call, the cheapest exact way available.
+
+    Args:
+        model: The model whose ``count_tokens`` defines the numbers.
+        encoding: An exact BPE encoding, or ``None`` for the model's own counting.
+    """
+
+    def __init__(self, model: Any, encoding: str | None = None) -> None:
+        self.model = model
+        self.encoding = encoding
+        self.native = encoding is None and uses_base_heuristic(model)
+
+    async def block(self, role: str, block: Mapping[str, Any]) -> int:
+        """Tokens of a one-block message of ``role`` holding ``block``."""
+        if self.encoding is not None:
+            return exact_block(block, self.encoding)
+        if self.native:
+            return heuristic_block(block)
+        return int(await self.model.count_tokens([{"role": role, "content": [block]}]))
+
+    async def messages(self, messages: list[Any]) -> int:
+        """Tokens of ``messages`` as the model would count them (messages only)."""
+        if self.encoding is not None:
+            return sum(exact_block(block, self.encoding) for message in messages for block in message["content"])
+        if self.native:
+            return heuristic_messages(messages)
+        return int(await self.model.count_tokens(messages))

@@ -1,0 +1,283 @@
+"""``ContextManager``: the strategy pipeline bound to an agent.
+
+It is a subclass of the SDK's public ``ContextManager`` because ``strands.Agent`` accepts only
+instances of that class (and the session manager looks for it there); everything it does is
+ours: the stash, the pipeline run on each model call, overflow recovery, the retrieval tool.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from strands.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
+from strands.plugins import Plugin
+from strands.types.exceptions import ContextWindowOverflowException
+
+from .. import _seam
+from ..storage.in_memory_storage import InMemoryStorage
+from ..storage.storage import _EPHEMERAL
+from ._measure import Measure
+from .presets import resolve_strategies
+from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
+from .stash import Stash
+from .strategies.offload import Offload
+from .strategies.offload.base import BaseOffloadStrategy
+from .strategies.offload.truncate import EmergencyTruncateStrategy
+from .types import ContextState, ContextStrategy, StashConfig
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["CONTEXT_MANAGER_PRESETS", "ContextManager", "ContextManagerStrategy"]
+
+logger = logging.getLogger(__name__)
+
+CONTEXT_MANAGER_PRESETS: tuple[str, ...] = ("auto", "agentic")
+ContextManagerStrategy = Literal["auto", "agentic"]
+
+_MAX_OVERFLOW_RETRIES = 3
+_TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
+
+
+def _default_strategies() -> list[Any]:
+    return [
+        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500),
+        Offload.summarize("*").when(utilization=0.85, preserve_recent=4),
+    ]
+
+
+def _agentic_strategies() -> list[Any]:
+    return [
+        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=8000),
+        Offload.summarize("*").when(utilization=1, preserve_recent=4),
+    ]
+
+
+def _encoding_for(tokenizer: str | None, model: Any) -> str | None:
+    if tokenizer != "auto":
+        return tokenizer
+    # "auto": the encoding of an OpenAI model family; other providers keep their own counting.
+    model_id = str((getattr(model, "config", None) or {}).get("model_id", ""))
+    if model_id.startswith(("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")):
+        return "o200k_base"
+    if model_id.startswith(("gpt-4", "gpt-3.5")):
+        return "cl100k_base"
+    return None
+
+
+class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[misc]
+    """Keeps an agent's conversation within its context window with an ordered strategy pipeline.
+
+    Pass it as ``Agent(context_manager=...)``. On each model call the strategies run in order
+    (the emergency truncation always last); on a context-window overflow they run again and the
+    call is retried, at most three times in a row.
+
+    Args:
+        strategies: Strategies and preset names, in order. ``None``: truncate tool results above
+            1,500 tokens to 750-token previews, then summarize all but the 4 most recent messages
+            at 85% utilization.
+        stash: ``None`` / ``True``: keep originals (in the agent's storage, else in memory) and
+            offer ``retrieve_context``; ``False``: neither; a ``StashConfig`` to choose the storage
+            or turn the tool off.
+        tokenizer: Beyond the reference: ``"cl100k_base"``, ``"o200k_base"`` or ``"auto"`` (from
+            the agent's model) measure block thresholds and cut previews in exact BPE tokens.
+            Utilization still comes from the usage the provider reports.
+    """
+
+    def __init__(
+        self,
+        *,
+        strategies: list[ContextStrategy | str] | None = None,
+        stash: StashConfig | bool | None = None,
+        tokenizer: str | None = None,
+    ) -> None:
+        if tokenizer is not None and tokenizer not in _TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
+        chosen = resolve_strategies(strategies) if strategies is not None else _default_strategies()
+        self._strategies: list[Any] = [*chosen, EmergencyTruncateStrategy()]
+        config: StashConfig | None = stash if isinstance(stash, dict) else None
+        self._stash_disabled = stash is False
+        self._stash_explicit_storage: Any = config.get("storage") if config else None
+        self._enable_retrieval_tool = stash is not False and (config.get("retrieval_tool", True) if config else True)
+        self._tokenizer = tokenizer
+        self._agentic = False
+        self._stash: Stash | None = None
+        self._stash_is_durable = False
+        self._retrieval_tool_use_ids: set[str] = set()
+        self._backfill_done = False
+        Plugin.__init__(self)
+
+    @property
+    def stash(self) -> Stash | None:
+        """The stash, once bound to an agent (``None`` when disabled)."""
+        return self._stash
+
+    @property
+    def stash_is_durable(self) -> bool:
+        """Whether the stash outlives the process (its storage is not marked ephemeral)."""
+        return self._stash_is_durable
+
+    @property
+    def strategies(self) -> list[Any]:
+        """The pipeline, in order (the emergency truncation last)."""
+        return list(self._strategies)
+
+    @staticmethod
+    def from_strategy(strategy: Any) -> Any:
+        """A manager for an ``Agent(context_manager=...)`` value.
+
+        Args:
+            strategy: ``"auto"``, ``"agentic"``, a ``ContextManagerConfig`` dict, a manager
+                (returned as is), or ``False`` / ``None`` (no manager).
+
+        Raises:
+            ValueError: For an unknown preset string or an unsupported value.
+            TypeError: For a dict with keys a manager does not take.
+        """
+        if strategy is False or strategy is None:
+            return None
+        if isinstance(strategy, _seam.reference_context_manager_class()):
+            return strategy
+        if strategy == "auto":
+            return ContextManager()
+        if strategy == "agentic":
+            manager = ContextManager(strategies=_agentic_strategies())
+            manager._agentic = True
+            return manager
+        if isinstance(strategy, str):
+            valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
+            raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
+        if isinstance(strategy, dict):
+            return ContextManager(**strategy)
+        raise ValueError(
+            f"Unsupported context_manager value: {strategy!r}. "
+            "Supported: 'auto', 'agentic', ContextManagerConfig dict, ContextManager instance, or False"
+        )
+
+    # ------------------------------------------------------------------ binding
+
+    def init_agent(self, agent: Agent) -> None:
+        """Bind to ``agent``: stash, arrival hooks, retrieval tool, model-call hooks."""
+        if not self._stash_disabled:
+            storage = self._stash_explicit_storage or getattr(agent, "storage", None) or InMemoryStorage()
+            self._stash_is_durable = getattr(storage, "_ephemeral", None) is not _EPHEMERAL
+            self._stash = Stash(
+                storage,
+                agent.session_id,
+                agent.agent_id,
+                custom_stash_namespace=self._stash_explicit_storage is not None,
+            )
+        if self._stash is not None:
+            # Registered before the strategies' arrival hooks: originals are stored before any edit.
+            stash, calls = self._stash, self._retrieval_tool_use_ids
+
+            async def _stash_arrival(event: MessageAddedEvent) -> None:
+                track_retrieval_calls(event.message, calls)
+                await stash.store_message(event.message, frozenset(calls))
+
+            agent.hooks.add_callback(MessageAddedEvent, _stash_arrival)
+            if self._enable_retrieval_tool:
+                self._tools.append(create_retrieval_tool(stash))
+
+        encoding = _encoding_for(self._tokenizer, agent.model)
+        for strategy in self._strategies:
+            if isinstance(strategy, BaseOffloadStrategy):
+                strategy.set_tokenizer(encoding)
+            init = getattr(strategy, "init", None)
+            if init is not None:
+                try:
+                    init(agent, stash=self._stash)
+                except TypeError:
+                    init(agent)
+
+        if self._agentic:
+            self._bind_agentic(agent)
+
+        async def _before_model_call(event: BeforeModelCallEvent) -> None:
+            await self._run(event.agent, event.projected_input_tokens)
+
+        agent.hooks.add_callback(BeforeModelCallEvent, _before_model_call)
+
+        retries = 0
+
+        async def _after_model_call(event: AfterModelCallEvent) -> None:
+            nonlocal retries
+            if not isinstance(event.exception, ContextWindowOverflowException):
+                retries = 0
+                return
+            if retries >= _MAX_OVERFLOW_RETRIES:
+                logger.warning("agent_id=<%s> | overflow retries exhausted, not retrying", event.agent.agent_id)
+                retries = 0
+                return
+            if not await self._run(event.agent, overflow=True):
+                logger.warning("agent_id=<%s> | no strategy could make room, not retrying", event.agent.agent_id)
+                return
+            retries += 1
+            event.retry = True
+
+        agent.hooks.add_callback(AfterModelCallEvent, _after_model_call)
+
+    def _bind_agentic(self, agent: Agent) -> None:
+        """What ``Agent(context_manager="agentic")`` adds: the context tools and the usage middleware."""
+        from strands.middleware.stages import InvokeModelStage
+
+        known = agent.tool_registry.registry
+        self._tools.extend(t for t in _seam.agentic_tools() if t.tool_name not in known)
+        agent.add_middleware(InvokeModelStage.Input, _seam.token_usage_middleware())
+
+    # ------------------------------------------------------------------ the pipeline
+
+    async def _backfill(self, agent: Agent) -> None:
+        """Stash, once, the messages that never passed the arrival hook (given or restored ones).
+
+        Values already stored stay: after a restore they are the originals of today's previews.
+        """
+        if self._backfill_done or self._stash is None:
+            return
+        self._backfill_done = True
+        skip = frozenset(self._retrieval_tool_use_ids)
+        for message in agent.messages:
+            try:
+                await self._stash.store_message(message, skip, keep_existing=True)
+            except Exception:
+                logger.warning("agent_id=<%s> | stashing an earlier message failed", agent.agent_id, exc_info=True)
+
+    async def _run(self, agent: Agent, projected_tokens: int | None = None, *, overflow: bool = False) -> bool:
+        """Run the strategies in order; ``True`` when any of them changed the conversation."""
+        await self._backfill(agent)
+        messages = agent.messages
+        model = agent.model
+        measure = Measure(model)
+        if projected_tokens is not None:
+            tokens = projected_tokens
+        else:
+            try:
+                tokens = await measure.messages(messages)
+            except Exception:
+                logger.warning("agent_id=<%s> | counting tokens failed, strategies skipped", agent.agent_id)
+                return False
+        context = ContextState(
+            messages=messages,
+            agent=agent,
+            utilization=model.estimate_utilization(tokens),
+            overflow=overflow,
+            stash=cast(Any, self._stash),  # duck-typed: the SDK annotates its own Stash
+        )
+        acted_at_all = False
+        for strategy in self._strategies:
+            try:
+                if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
+                    context.overflow = False  # earlier strategies made room: re-measure first
+                if await strategy.apply(context):
+                    acted_at_all = True
+                    context.utilization = model.estimate_utilization(await measure.messages(messages))
+                    logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)
+            except Exception:
+                logger.warning(
+                    "strategy=<%s>, agent_id=<%s> | strategy failed, continuing",
+                    strategy.name,
+                    agent.agent_id,
+                    exc_info=True,
+                )
+        return acted_at_all

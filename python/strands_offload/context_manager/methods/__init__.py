@@ -1,0 +1,1 @@
+"""Reduction methods: how a block's text is made smaller (preview, summary)."""

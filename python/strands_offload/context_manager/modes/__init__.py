@@ -1,0 +1,1 @@
+"""Context management modes."""

@@ -1,0 +1,215 @@
+"""The ``retrieve_context`` tool: the model's way back to what the context manager offloaded.
+
+Outputs and errors are the reference's, byte for byte; grep and line pages run natively, and
+the line index of a stored text is kept between calls (a model usually pages through one
+original several times).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from strands.tools.tools import PythonAgentTool
+from strands.types.tools import ToolResult, ToolSpec
+
+from .. import _native
+from .._search import TextIndex, search_content
+
+if TYPE_CHECKING:
+    from strands.types.content import Message
+
+    from .stash import Stash
+
+logger = logging.getLogger(__name__)
+
+RETRIEVAL_TOOL_NAME = "retrieve_context"
+
+_CHARS_PER_TOKEN = 4
+_DEFAULT_MAX_RESULT_TOKENS = 10_000
+_DEFAULT_CONTEXT_LINES = 5
+_MEDIA_KINDS = ("image", "document")
+
+_DESCRIPTION = (
+    "Fetch an original that the context manager took out of the conversation.\n\n"
+    "Truncated, dropped and summarized content leaves a reference key behind (for example "
+    "[ref: tu_abc123_0]); pass that key to read the original.\n\n"
+    "Ways to read:\n"
+    "  - pattern: a regular expression or keyword; returns the matching lines with context\n"
+    "  - line_range: { start, end } returns those lines (1-based, inclusive)\n"
+    "  - neither: returns the whole original (images and documents come back as they were)\n\n"
+    "Examples:\n"
+    '  { reference: "tu_abc123_0", pattern: "timeout" }\n'
+    '  { reference: "tu_abc123_0", line_range: { start: 40, end: 60 } }\n'
+    '  { reference: "tu_abc123_0" }'
+)
+
+# The input schema is machine-readable: the reference's, key for key.
+_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reference": {"type": "string", "description": "The reference key from the offload placeholder."},
+        "pattern": {
+            "type": "string",
+            "description": "Regex or keyword to grep for. Returns matching lines with context.",
+        },
+        "line_range": {
+            "type": "object",
+            "description": "Line range to extract (1-indexed, inclusive).",
+            "properties": {
+                "start": {"type": "integer", "minimum": 1, "description": "First line to return."},
+                "end": {"type": "integer", "minimum": 1, "description": "Last line to return."},
+            },
+            "required": ["start", "end"],
+        },
+        "context_lines": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Lines of context around each match (default: 5).",
+        },
+    },
+    "required": ["reference"],
+}
+
+
+def _media_of(value: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An image or document item rebuilt from its stored form (base64 text back to bytes)."""
+    for kind in _MEDIA_KINDS:
+        if kind in value:
+            media = value[kind]
+            source = media.get("source", {})
+            if isinstance(source.get("bytes"), str):
+                media = {**media, "source": {**source, "bytes": base64.b64decode(source["bytes"])}}
+            return {kind: media}
+    return None
+
+
+def searchable_text(value: object) -> str | None:
+    """The text grep and pages run on: a string, a ``text`` field, or a ``json`` field indented."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        text = value.get("text")
+        if isinstance(text, str):
+            return text
+        if value.get("json") is not None:
+            return _native.json_dumps(value["json"], indent=2)
+    return None
+
+
+class _Indexes:
+    """Line indexes of recently searched originals, reused while the stored bytes are unchanged."""
+
+    def __init__(self, max_entries: int = 16) -> None:
+        self._entries: OrderedDict[str, tuple[bytes, TextIndex | None]] = OrderedDict()
+        self._max = max_entries
+
+    def get(self, reference: str, raw: bytes) -> tuple[bool, TextIndex | None]:
+        cached = self._entries.get(reference)
+        if cached is not None and (cached[0] is raw or cached[0] == raw):
+            self._entries.move_to_end(reference)
+            return True, cached[1]
+        return False, None
+
+    def put(self, reference: str, raw: bytes, index: TextIndex | None) -> None:
+        self._entries[reference] = (raw, index)
+        self._entries.move_to_end(reference)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+
+def _error(tool_use_id: str, text: str) -> ToolResult:
+    return ToolResult(toolUseId=tool_use_id, status="error", content=[{"text": text}])
+
+
+def _success(tool_use_id: str, text: str) -> ToolResult:
+    return ToolResult(toolUseId=tool_use_id, status="success", content=[{"text": text}])
+
+
+def create_retrieval_tool(stash: Stash, max_result_tokens: int | None = None) -> PythonAgentTool:
+    """Build the ``retrieve_context`` tool over ``stash``.
+
+    Args:
+        stash: The stash the references point into.
+        max_result_tokens: Output budget in tokens (4 characters each); 10,000 by default.
+    """
+    max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * _CHARS_PER_TOKEN
+    indexes = _Indexes()
+
+    async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:
+        tool_use_id = tool_use["toolUseId"]
+        inputs = tool_use.get("input", {})
+        reference: str = inputs["reference"]
+        pattern = inputs.get("pattern")
+        line_range = inputs.get("line_range")
+        context_lines = inputs.get("context_lines")
+
+        raw = await stash.retrieve_raw(reference)
+        known, index = (False, None) if raw is None else indexes.get(reference, raw)
+        value: Any = None
+        if raw is not None and not known:
+            value = json.loads(raw.decode("utf-8"))
+        if raw is None or (not known and value is None):
+            # A stored JSON null reads as missing, as in the reference.
+            return _error(tool_use_id, f"Error: reference not found: {reference}")
+
+        if pattern is None and line_range is None:
+            if known:
+                value = json.loads(raw.decode("utf-8"))
+            if isinstance(value, dict):
+                media = _media_of(value)
+                if media is not None:
+                    return ToolResult(toolUseId=tool_use_id, status="success", content=[media])  # type: ignore[list-item]
+            text = _native.json_dumps(value)
+            if len(text) > max_chars:
+                text = text[:max_chars] + "\n\n[truncated]"
+            return _success(tool_use_id, text)
+
+        if not known:
+            found = searchable_text(value)
+            index = None if found is None else TextIndex(found)
+            indexes.put(reference, raw, index)
+        if index is None:
+            return _error(
+                tool_use_id,
+                "Error: cannot search non-text content. Omit pattern/line_range to retrieve full content.",
+            )
+
+        bounds: tuple[int, int] | None = None
+        if line_range is not None:
+            try:
+                bounds = (int(line_range["start"]), int(line_range["end"]))
+            except (KeyError, TypeError, ValueError) as error:
+                return _error(tool_use_id, f"Error: invalid line_range: {error}")
+
+        try:
+            found_text = search_content(
+                index,
+                pattern=pattern,
+                line_range=bounds,
+                context_lines=_DEFAULT_CONTEXT_LINES if context_lines is None else context_lines,
+                max_chars=max_chars,
+            )
+        except ValueError as error:
+            return _error(tool_use_id, str(error))
+        return _success(tool_use_id, found_text)
+
+    _invoke.__name__ = RETRIEVAL_TOOL_NAME
+    spec = ToolSpec(name=RETRIEVAL_TOOL_NAME, description=_DESCRIPTION, inputSchema=_INPUT_SCHEMA)
+    return PythonAgentTool(tool_name=RETRIEVAL_TOOL_NAME, tool_spec=spec, tool_func=_invoke)
+
+
+def track_retrieval_calls(message: Message, calls: set[str]) -> None:
+    """Add the toolUseIds of ``retrieve_context`` calls in an assistant ``message`` to ``calls``.
+
+    Their results are never stashed nor offloaded per block, so retrieving cannot loop.
+    """
+    if message.get("role") != "assistant":
+        return
+    for block in message.get("content", []):
+        if "toolUse" in block and block["toolUse"].get("name") == RETRIEVAL_TOOL_NAME:
+            calls.add(block["toolUse"]["toolUseId"])

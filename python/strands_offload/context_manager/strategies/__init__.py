@@ -1,0 +1,1 @@
+"""Context reduction strategies."""

@@ -1,0 +1,34 @@
+"""Offload strategies and the ``Offload`` builder."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .drop import DropStrategy
+from .summarize import SummarizeStrategy
+from .truncate import EmergencyTruncateStrategy, TruncateStrategy
+
+if TYPE_CHECKING:
+    from strands.experimental.context_manager import OffloadTarget, SummarizeConfig, TruncateConfig
+
+__all__ = ["DropStrategy", "EmergencyTruncateStrategy", "Offload", "SummarizeStrategy", "TruncateStrategy"]
+
+
+class _Offload:
+    """Builds offload strategies: ``Offload.truncate(target, config).when(...)`` and the like."""
+
+    def truncate(self, target: OffloadTarget, config: TruncateConfig | None = None) -> TruncateStrategy:
+        """Previews in place of long content (``preview_tokens``, ``preview`` mode in ``config``)."""
+        return TruncateStrategy(target, config)
+
+    def summarize(self, target: OffloadTarget, config: SummarizeConfig | None = None) -> SummarizeStrategy:
+        """Model-written summaries in place of content (``model``, ``system_prompt`` in ``config``)."""
+        return SummarizeStrategy(target, config)
+
+    def drop(self, target: OffloadTarget) -> DropStrategy:
+        """A ``[Dropped]`` marker (with stash references) in place of content."""
+        return DropStrategy(target)
+
+
+Offload = _Offload()
+"""The strategy builder, as ``strands.experimental.context_manager.Offload``."""

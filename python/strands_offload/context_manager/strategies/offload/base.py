@@ -1,0 +1,373 @@
+"""What every offload strategy shares: targets, conditions, the per-block and per-message passes.
+
+A strategy with a ``utilization`` condition works on whole messages (removes or summarizes them
+once the window is that full); any other works block by block, and without ``preserve_recent`` it
+also acts on each message as it arrives. Matching, pins, the order of work and the markers follow
+the reference exactly; the measurements are native where the model counts with the SDK's
+heuristic (see ``_measure``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from strands.experimental.context_manager import OffloadConditions, OffloadTarget
+from strands.hooks.events import MessageAddedEvent
+
+from ..._measure import Measure
+from ...retrieval_tool import RETRIEVAL_TOOL_NAME
+from ...stash import Stash
+from ...types import ContextState, is_text_block
+from ._messages import is_pinned, place_marker, remove_with_partners, restore_alternation
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["BaseOffloadStrategy", "OffloadConditions", "OffloadTarget", "build_conditions"]
+
+logger = logging.getLogger(__name__)
+
+_S = TypeVar("_S", bound="BaseOffloadStrategy")
+_NEVER_OFFLOADED = ("toolUse", "reasoningContent", "cachePoint")
+
+
+def _clean(value: Any) -> int | float | None:
+    """A finite number floored at 0, or ``None`` for anything else."""
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return max(0, value)
+    return None
+
+
+def build_conditions(
+    *,
+    threshold: int | None = None,
+    utilization: float | None = None,
+    preserve_recent: int | float = 0,
+    clear_at_least: int | None = None,
+) -> OffloadConditions:
+    """The conditions ``.when()`` records: thresholds when given, ``preserve_recent`` when truthy."""
+    conditions: dict[str, Any] = {}
+    if threshold is not None:
+        conditions["threshold"] = threshold
+    if utilization is not None:
+        conditions["utilization"] = utilization
+    if preserve_recent:
+        conditions["preserve_recent"] = preserve_recent
+    if clear_at_least is not None:
+        conditions["clear_at_least"] = clear_at_least
+    return conditions  # type: ignore[return-value]
+
+
+def _tool_names(messages: list[Any]) -> dict[str, str]:
+    """ToolUseId -> tool name, from the calls in assistant messages."""
+    names: dict[str, str] = {}
+    for message in messages:
+        if message["role"] == "assistant":
+            for block in message["content"]:
+                if "toolUse" in block:
+                    names[block["toolUse"]["toolUseId"]] = block["toolUse"]["name"]
+    return names
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A parsed target: a kind, or tool names to include or exclude."""
+
+    kind: Any
+    include: frozenset[str] | None = None
+    exclude: frozenset[str] | None = None
+
+    @classmethod
+    def parse(cls, target: Any) -> _Target:
+        if not isinstance(target, list):
+            return cls(target)
+        included = [entry.removeprefix("tool::") for entry in target if not entry.startswith("!")]
+        excluded = [entry[1:].removeprefix("tool::") for entry in target if entry.startswith("!")]
+        if included and excluded:
+            logger.warning(
+                "includes=<%s>, excludes=<%s> | a tool target cannot both include and exclude; excludes ignored",
+                included,
+                excluded,
+            )
+            return cls(target, frozenset(included), None)
+        return cls(target, frozenset(included) or None, frozenset(excluded) or None)
+
+    def text_message(self, message: Mapping[str, Any]) -> bool:
+        """Whether the text of ``message`` is targeted."""
+        kind = self.kind
+        if kind is None or kind == "*":
+            return True
+        if kind == "assistant_text" or kind == "user_text":
+            role = "assistant" if kind == "assistant_text" else "user"
+            return message["role"] == role and any(is_text_block(b) for b in message["content"])
+        return False
+
+    def tool_result(self, result: Mapping[str, Any], names: Mapping[str, str]) -> bool:
+        """Whether a tool result (a ``toolResult`` value) is targeted."""
+        kind = self.kind
+        if kind == "*":
+            return True
+        if kind == "tool_results":
+            return bool(result["status"] == "success")
+        if kind == "tool_result_errors":
+            return bool(result["status"] == "error")
+        name = names.get(result["toolUseId"])
+        if not name:
+            return False
+        if self.exclude:
+            return name not in self.exclude
+        if self.include:
+            return name in self.include
+        return False
+
+    def message(self, message: Mapping[str, Any], names: Mapping[str, str]) -> bool:
+        """Whether ``message`` is targeted as a whole (message-level passes, ``preserve_recent``)."""
+        if self.text_message(message):
+            return True
+        if self.kind is None or message["role"] != "user":
+            return False
+        return any("toolResult" in b and self.tool_result(b["toolResult"], names) for b in message["content"])
+
+
+class BaseOffloadStrategy(ABC):
+    """Target routing, conditions and the two passes; subclasses say how one block is replaced.
+
+    Args:
+        target: What the strategy works on (``None`` behaves as ``"*"``).
+        conditions: When it acts (see ``.when()``).
+    """
+
+    def __init__(self, target: OffloadTarget | None = None, conditions: OffloadConditions | None = None) -> None:
+        if isinstance(target, list) and not target:
+            raise ValueError("Empty array target matches nothing — provide at least one target")
+        self._target = target
+        self._selector = _Target.parse(target)
+        self._stash: Stash | None = None
+        self._encoding: str | None = None
+        conditions = conditions or {}
+        threshold = _clean(conditions.get("threshold"))
+        self._threshold = int(threshold) if threshold is not None else None
+        utilization = _clean(conditions.get("utilization"))
+        self._utilization_threshold = float(utilization) if utilization is not None else None
+        preserve = _clean(conditions.get("preserve_recent"))
+        self._preserve_recent: float = float(preserve) if preserve is not None else 0
+        at_least = _clean(cast(Mapping[str, Any], conditions).get("clear_at_least"))
+        self._clear_at_least = int(at_least) if at_least else 0
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """Stable name of the strategy (logs, observability)."""
+
+    @abstractmethod
+    def _rebuild(self: _S, conditions: OffloadConditions) -> _S:
+        """A strategy of the same kind, target and config with ``conditions``."""
+
+    def when(
+        self: _S,
+        *,
+        threshold: int | None = None,
+        utilization: float | None = None,
+        preserve_recent: int | float = 0,
+        clear_at_least: int | None = None,
+    ) -> _S:
+        """A new strategy with exactly these conditions (a later ``.when()`` replaces them all).
+
+        Args:
+            threshold: Act on blocks above this many tokens.
+            utilization: Act on whole messages once the window is this full (0-1).
+            preserve_recent: Leave the most recent matches alone: a count, or a share when below 1.
+            clear_at_least: Beyond the reference: act only when the edit frees at least this many
+                tokens (prompt caches are invalidated by every edit). Ignored on arrival and on
+                overflow recovery.
+        """
+        return self._rebuild(
+            build_conditions(
+                threshold=threshold,
+                utilization=utilization,
+                preserve_recent=preserve_recent,
+                clear_at_least=clear_at_least,
+            )
+        )
+
+    @property
+    def _is_message_level(self) -> bool:
+        return self._utilization_threshold is not None
+
+    # ------------------------------------------------------------------ wiring
+
+    def init(self, agent: Agent, stash: Stash | None = None) -> None:
+        """Remember the stash; a per-block strategy without ``preserve_recent`` also acts on arrival."""
+        self._stash = stash
+        if self._is_message_level or self._preserve_recent > 0:
+            return
+
+        async def _on_arrival(event: MessageAddedEvent) -> None:
+            try:
+                messages = event.agent.messages
+                index = next((i for i, m in enumerate(messages) if m is event.message), -1)
+                if index >= 0 and is_pinned(messages, index):
+                    return
+                measure = Measure(event.agent.model, self._encoding)
+                await self._apply_blocks(event.message, _tool_names(messages), measure, event.agent, budget=False)
+            except Exception:
+                logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
+
+        agent.hooks.add_callback(MessageAddedEvent, _on_arrival)
+
+    def set_tokenizer(self, encoding: str | None) -> None:
+        """Measure and cut with an exact BPE encoding (``None``: the model's own counting)."""
+        self._encoding = encoding
+
+    # ------------------------------------------------------------------ passes
+
+    async def apply(self, context: ContextState) -> bool:
+        """Run one pass over ``context``; ``True`` when something changed."""
+        self._stash = cast(Any, context.stash)  # ours, or any stash-like object a caller built
+        measure = Measure(context.agent.model, self._encoding)
+        if self._is_message_level:
+            assert self._utilization_threshold is not None
+            if not context.overflow and context.utilization < self._utilization_threshold:
+                return False
+            return await self._apply_messages(context, measure)
+        return await self._apply_per_block(context, measure)
+
+    def _oldest_matches(self, messages: list[Any], names: Mapping[str, str]) -> list[Any]:
+        """Matching messages except the most recent ``preserve_recent`` of them."""
+        matches = [m for m in messages if self._selector.message(m, names)]
+        keep = self._preserve_recent
+        kept = math.ceil(len(matches) * keep) if 0 < keep < 1 else int(keep)
+        if kept <= 0:
+            return matches
+        return [] if kept >= len(matches) else matches[:-kept]
+
+    async def _apply_per_block(self, context: ContextState, measure: Measure) -> bool:
+        messages = context.messages
+        names = _tool_names(messages)
+        candidates = self._oldest_matches(messages, names) if self._preserve_recent > 0 else list(messages)
+        position = {id(m): i for i, m in enumerate(messages)}
+        budget = self._clear_at_least > 0 and not context.overflow
+        plan: list[tuple[list[Any], int, Any, int]] = []
+        for message in candidates:
+            index = position.get(id(message), -1)
+            if index >= 0 and is_pinned(messages, index):
+                continue
+            plan.extend(await self._plan_blocks(message, names, measure, context.agent))
+        return await self._commit(plan, measure, budget)
+
+    async def _apply_blocks(
+        self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent, *, budget: bool
+    ) -> bool:
+        return await self._commit(await self._plan_blocks(message, names, measure, agent), measure, budget)
+
+    def _matches_block(self, block: Mapping[str, Any], message: Mapping[str, Any], names: Mapping[str, str]) -> bool:
+        if any(kind in block for kind in _NEVER_OFFLOADED):
+            return False
+        if is_text_block(block):
+            return self._selector.text_message(message)
+        if "toolResult" in block:
+            result = block["toolResult"]
+            if self._stash and names.get(result["toolUseId"]) == RETRIEVAL_TOOL_NAME:
+                return False  # retrieving what was offloaded must not be offloaded again
+            return self._target is None or self._selector.tool_result(result, names)
+        return self._target is None or self._target == "*"
+
+    async def _plan_blocks(
+        self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent
+    ) -> list[tuple[list[Any], int, Any, int]]:
+        """Replacements for the blocks of ``message`` above the threshold: (content, index, new, tokens)."""
+        floor = self._threshold or 0
+        content = message["content"]
+        plan: list[tuple[list[Any], int, Any, int]] = []
+        for index in range(len(content)):
+            block = content[index]
+            if not self._matches_block(block, message, names):
+                continue
+            tokens = await measure.block(message["role"], block)
+            if tokens <= floor:
+                continue
+            refs = self._stash.refs_for(block, message, index) if self._stash else []
+            replacement = await self._replace_block(block, tokens, message, agent, refs)
+            if replacement is None or replacement is block:
+                continue
+            if self._stash is not None and not await self._stash.ensure(block, message, index):
+                continue  # the original is not stored: keep it in context rather than lose it
+            plan.append((content, index, replacement, tokens))
+        return plan
+
+    async def _commit(self, plan: list[tuple[list[Any], int, Any, int]], measure: Measure, budget: bool) -> bool:
+        if not plan:
+            return False
+        if budget:
+            freed = 0
+            for _, _, replacement, tokens in plan:
+                freed += tokens - await measure.block("user", replacement)
+            if freed < self._clear_at_least:
+                logger.debug("strategy=<%s>, freed=<%s> | edit too small for the cache it breaks", self.name, freed)
+                return False
+        for content, index, replacement, _ in plan:
+            content[index] = replacement
+        return True
+
+    async def _eligible_messages(self, context: ContextState, measure: Measure) -> list[Any]:
+        """Messages a message-level pass may take: matches past ``preserve_recent``, not first, not pinned."""
+        messages = context.messages
+        names = _tool_names(messages)
+        position = {id(m): i for i, m in enumerate(messages)}
+        if self._preserve_recent > 0:
+            pool = self._oldest_matches(messages, names)
+        else:
+            pool = [m for m in messages if self._selector.message(m, names)]
+        candidates = [m for m in pool if position[id(m)] > 0 and not is_pinned(messages, position[id(m)])]
+        if self._threshold is None:
+            return candidates
+        eligible = []
+        for message in candidates:
+            for block in message["content"]:
+                if self._matches_block(block, message, names) and await measure.block(message["role"], block) > (
+                    self._threshold
+                ):
+                    eligible.append(message)
+                    break
+        return eligible
+
+    async def _apply_messages(self, context: ContextState, measure: Measure) -> bool:
+        """Remove eligible messages (with their call partners) and leave the removal marker."""
+        messages = context.messages
+        if len(messages) <= 1:
+            return False
+        eligible = await self._eligible_messages(context, measure)
+        if not eligible:
+            return False
+        if self._clear_at_least > 0 and not context.overflow:
+            before = await measure.messages(messages)
+            trial = list(messages)
+            count, lowest = remove_with_partners(trial, eligible)
+            marker = self._removal_marker(count) if count else None
+            if marker:
+                place_marker(trial, lowest, marker)
+            if count and before - await measure.messages(trial) < self._clear_at_least:
+                return False
+        count, lowest = remove_with_partners(messages, eligible)
+        if count == 0:
+            return False
+        marker = self._removal_marker(count)
+        if marker:
+            place_marker(messages, lowest, marker)
+        restore_alternation(messages)
+        return True
+
+    def _removal_marker(self, count: int) -> str | None:
+        """Text left where ``count`` messages were removed (``None``: no marker)."""
+        return None
+
+    @abstractmethod
+    async def _replace_block(
+        self, block: Any, tokens: int, message: Any, agent: Agent, stash_refs: list[str]
+    ) -> Any | None:
+        """The replacement of ``block`` (``None`` or ``block`` itself: leave it)."""

@@ -1,0 +1,151 @@
+"""Truncate: long blocks become previews; at message level, old messages are elided.
+
+Also the emergency truncation the manager always runs last: when the window is still full, the
+oldest fifth of the conversation goes, pins or not, so the next call can be made at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+from strands.experimental.context_manager import OffloadConditions, OffloadTarget, TruncateConfig
+
+from ..._measure import Measure
+from ...methods.truncate import preview_tokens_of, truncate_text_block, truncate_tool_result
+from ...stash import Stash, format_refs
+from ...types import ContextState, is_text_block
+from ._messages import place_marker, remove_with_partners, restore_alternation
+from .base import BaseOffloadStrategy
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["EmergencyTruncateStrategy", "TruncateStrategy"]
+
+logger = logging.getLogger(__name__)
+
+
+def elided_marker(count: int) -> str:
+    """The marker left where ``count`` messages were truncated away."""
+    return f"[... {count} {'message' if count == 1 else 'messages'} elided ...]"
+
+
+class TruncateStrategy(BaseOffloadStrategy):
+    """Replaces long blocks by a head/tail preview (original in the stash).
+
+    Args:
+        target: What to truncate.
+        config: ``preview_tokens`` (1,000) and ``preview`` (``"head_tail"``).
+        conditions: When (see ``.when()``).
+
+    Raises:
+        ValueError: For a threshold not above the preview size (truncating would not converge).
+    """
+
+    def __init__(
+        self,
+        target: OffloadTarget | None = None,
+        config: TruncateConfig | None = None,
+        conditions: OffloadConditions | None = None,
+    ) -> None:
+        super().__init__(target, conditions)
+        self._truncate_config: TruncateConfig = config or {}
+        raw = self._truncate_config.get("preview_tokens", 1000)
+        preview = raw if isinstance(raw, (int, float)) and math.isfinite(raw) else 1000
+        threshold = (conditions or {}).get("threshold")
+        if isinstance(threshold, (int, float)) and threshold <= preview:
+            raise ValueError(
+                f"threshold ({threshold}) must be greater than preview_tokens ({preview}) "
+                "to ensure truncation converges"
+            )
+        self._preview_tokens = preview_tokens_of(self._truncate_config)
+
+    @property
+    def name(self) -> str:
+        """``offload:truncate``."""
+        return "offload:truncate"
+
+    def _rebuild(self, conditions: OffloadConditions) -> TruncateStrategy:
+        clone = TruncateStrategy(self._target, self._truncate_config, conditions)
+        clone._encoding = self._encoding
+        return clone
+
+    def _removal_marker(self, count: int) -> str:
+        return elided_marker(count)
+
+    async def _replace_block(
+        self, block: Any, tokens: int, message: Any, agent: Agent, stash_refs: list[str]
+    ) -> Any | None:
+        refs = format_refs(stash_refs)
+        if "toolResult" in block:
+            result = block["toolResult"]
+            cut = truncate_tool_result(result, self._truncate_config, self._encoding)
+            if cut is result:
+                return block
+            if refs:
+                first_text = next((item for item in cut["content"] if "text" in item), None)
+                if first_text is not None:
+                    first_text["text"] += f"\n\n[Stashed]{refs}"
+            logger.debug("tool_use_id=<%s>, tokens=<%s> | tool result truncated", result["toolUseId"], tokens)
+            return {"toolResult": cut}
+        if is_text_block(block):
+            cut = truncate_text_block(block, self._truncate_config, self._encoding)
+            if cut is block:
+                return block
+            if refs:
+                cut = {"text": cut["text"] + f"\n\n[Stashed]{refs}"}
+            logger.debug("tracking_id=<%s>, tokens=<%s> | text block truncated", message.get("tracking_id"), tokens)
+            return cut
+        logger.debug("tracking_id=<%s>, tokens=<%s> | block offloaded", message.get("tracking_id"), tokens)
+        return {"text": f"[Offloaded: ~{tokens} tokens]{refs}"}
+
+
+_EMERGENCY_SHARE = 0.2
+
+
+class EmergencyTruncateStrategy(TruncateStrategy):
+    """The pipeline's last step: drops the oldest fifth of the conversation while it overflows."""
+
+    def __init__(self) -> None:
+        super().__init__("*", {"preview": "tail"})
+
+    @property
+    def name(self) -> str:
+        """``offload:emergency-truncate``."""
+        return "offload:emergency-truncate"
+
+    def init(self, agent: Agent, stash: Stash | None = None) -> None:
+        """Remember the stash; no arrival hook."""
+        self._stash = stash
+
+    async def apply(self, context: ContextState) -> bool:
+        """Act on overflow, or when the conversation alone fills the window."""
+        if len(context.messages) <= 3:
+            return False
+        if not context.overflow:
+            model = context.agent.model
+            tokens = await self._measure_messages(context)
+            if model.estimate_utilization(tokens) < 1.0:
+                return False
+        return await self._elide_oldest(context)
+
+    async def _measure_messages(self, context: ContextState) -> int:
+        return await Measure(context.agent.model).messages(context.messages)
+
+    async def _elide_oldest(self, context: ContextState) -> bool:
+        messages = context.messages
+        if len(messages) <= 3:
+            return False
+        older = messages[1:]
+        count = max(1, int(len(older) * _EMERGENCY_SHARE))
+        # End the cut before an assistant message: it orphans no tool result and never merges into message 0.
+        if older[count]["role"] != "assistant":
+            count += 1
+        removed, lowest = remove_with_partners(messages, older[:count])
+        if removed == 0:
+            return False
+        place_marker(messages, lowest, elided_marker(removed))
+        restore_alternation(messages)
+        return True
