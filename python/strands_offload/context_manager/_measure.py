@@ -10,6 +10,7 @@ and no one-block message is built per block. With an exact ``tokenizer`` the cou
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar, Token
 from typing import Any
 
 from strands.models.model import Model
@@ -51,6 +52,8 @@ def _json_half(value: Any) -> int:
 
 def heuristic_block(block: Mapping[str, Any]) -> int:
     """The base heuristic's count of one content block."""
+    if len(block) == 1 and "text" in block:
+        return -(-len(block["text"]) // 4)  # the common case, one key
     total = 0
     if "text" in block:
         total += _quarter(block["text"])
@@ -120,30 +123,69 @@ def exact_block(block: Mapping[str, Any], encoding: str) -> int:
 
 
 class Measure:
-    """Measures blocks and conversations for one model call, the cheapest exact way available.
+    """Measures blocks and conversations for one pipeline run, the cheapest exact way available.
+
+    Within a run the native counts of blocks are remembered by identity, so the per-block passes
+    and the closing re-measurement of the whole conversation walk each JSON value once. The
+    pipeline calls :meth:`forget` whenever a strategy reports a change.
 
     Args:
         model: The model whose ``count_tokens`` defines the numbers.
-        encoding: An exact BPE encoding, or ``None`` for the model's own counting.
+        encoding: An exact BPE encoding for block thresholds, or ``None`` for the model's counting.
     """
 
     def __init__(self, model: Any, encoding: str | None = None) -> None:
         self.model = model
         self.encoding = encoding
-        self.native = encoding is None and uses_base_heuristic(model)
+        self.native = uses_base_heuristic(model)
+        # id(block) -> (block, tokens); the block is held so its id cannot be reused meanwhile.
+        self._memo: dict[int, tuple[Any, int]] = {}
+
+    def forget(self) -> None:
+        """Drop remembered counts (a strategy changed the conversation)."""
+        self._memo.clear()
+
+    def _heuristic(self, block: Mapping[str, Any]) -> int:
+        if "toolResult" not in block and "toolUse" not in block:
+            return heuristic_block(block)  # no JSON inside: cheaper to count than to look up
+        known = self._memo.get(id(block))
+        if known is not None and known[0] is block:
+            return known[1]
+        tokens = heuristic_block(block)
+        self._memo[id(block)] = (block, tokens)
+        return tokens
 
     async def block(self, role: str, block: Mapping[str, Any]) -> int:
         """Tokens of a one-block message of ``role`` holding ``block``."""
         if self.encoding is not None:
             return exact_block(block, self.encoding)
         if self.native:
-            return heuristic_block(block)
+            return self._heuristic(block)
         return int(await self.model.count_tokens([{"role": role, "content": [block]}]))
 
     async def messages(self, messages: list[Any]) -> int:
-        """Tokens of ``messages`` as the model would count them (messages only)."""
-        if self.encoding is not None:
-            return sum(exact_block(block, self.encoding) for message in messages for block in message["content"])
+        """Tokens of ``messages`` as the model counts them (utilization never uses ``encoding``)."""
         if self.native:
-            return heuristic_messages(messages)
+            return sum(self._heuristic(block) for message in messages for block in message["content"])
         return int(await self.model.count_tokens(messages))
+
+
+_RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default=None)
+
+
+def for_run(model: Any, encoding: str | None = None) -> Measure:
+    """The measure of the pipeline run in progress when it fits ``model`` and ``encoding``, else a new one."""
+    current = _RUN.get()
+    if current is not None and current.model is model and current.encoding == encoding:
+        return current
+    return Measure(model, encoding)
+
+
+def start_run(measure: Measure) -> Token[Measure | None]:
+    """Make ``measure`` the one strategies of this run share; returns the token to end it."""
+    return _RUN.set(measure)
+
+
+def end_run(token: Token[Measure | None]) -> None:
+    """End the run started with ``token``."""
+    _RUN.reset(token)

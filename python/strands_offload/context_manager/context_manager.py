@@ -17,7 +17,7 @@ from strands.types.exceptions import ContextWindowOverflowException
 from .. import _seam
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import _EPHEMERAL
-from ._measure import Measure
+from ._measure import Measure, end_run, start_run
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -83,6 +83,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         tokenizer: Beyond the reference: ``"cl100k_base"``, ``"o200k_base"`` or ``"auto"`` (from
             the agent's model) measure block thresholds and cut previews in exact BPE tokens.
             Utilization still comes from the usage the provider reports.
+        stash_search: Beyond the reference: ``retrieve_context`` also takes a ``query`` without a
+            reference and answers with up to 10 references to matching stashed originals.
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         strategies: list[ContextStrategy | str] | None = None,
         stash: StashConfig | bool | None = None,
         tokenizer: str | None = None,
+        stash_search: bool = False,
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
@@ -101,6 +104,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._stash_explicit_storage: Any = config.get("storage") if config else None
         self._enable_retrieval_tool = stash is not False and (config.get("retrieval_tool", True) if config else True)
         self._tokenizer = tokenizer
+        self._stash_search = stash_search
         self._agentic = False
         self._stash: Stash | None = None
         self._stash_is_durable = False
@@ -178,7 +182,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
             agent.hooks.add_callback(MessageAddedEvent, _stash_arrival)
             if self._enable_retrieval_tool:
-                self._tools.append(create_retrieval_tool(stash))
+                self._tools.append(create_retrieval_tool(stash, search=self._stash_search))
 
         encoding = _encoding_for(self._tokenizer, agent.model)
         for strategy in self._strategies:
@@ -265,19 +269,30 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             stash=cast(Any, self._stash),  # duck-typed: the SDK annotates its own Stash
         )
         acted_at_all = False
-        for strategy in self._strategies:
-            try:
-                if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
-                    context.overflow = False  # earlier strategies made room: re-measure first
-                if await strategy.apply(context):
+        run = start_run(measure)
+        try:
+            for strategy in self._strategies:
+                try:
+                    if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
+                        context.overflow = False  # earlier strategies made room: re-measure first
+                    acted = await strategy.apply(context)
+                except Exception:
+                    measure.forget()  # it may have changed something before failing
+                    logger.warning(
+                        "strategy=<%s>, agent_id=<%s> | strategy failed, continuing",
+                        strategy.name,
+                        agent.agent_id,
+                        exc_info=True,
+                    )
+                    continue
+                if acted:
                     acted_at_all = True
-                    context.utilization = model.estimate_utilization(await measure.messages(messages))
+                    measure.forget()
+                    try:
+                        context.utilization = model.estimate_utilization(await measure.messages(messages))
+                    except Exception:
+                        logger.warning("agent_id=<%s> | re-counting tokens failed", agent.agent_id, exc_info=True)
                     logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)
-            except Exception:
-                logger.warning(
-                    "strategy=<%s>, agent_id=<%s> | strategy failed, continuing",
-                    strategy.name,
-                    agent.agent_id,
-                    exc_info=True,
-                )
+        finally:
+            end_run(run)
         return acted_at_all

@@ -48,6 +48,11 @@ _DESCRIPTION = (
     '  { reference: "tu_abc123_0" }'
 )
 
+_SEARCH_NOTE = (
+    "\n\nNo reference at hand? Pass query (words, no reference) to search everything stashed; "
+    "the answer lists the best references with their first matching line."
+)
+
 # The input schema is machine-readable: the reference's, key for key.
 _INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -130,12 +135,26 @@ def _success(tool_use_id: str, text: str) -> ToolResult:
     return ToolResult(toolUseId=tool_use_id, status="success", content=[{"text": text}])
 
 
-def create_retrieval_tool(stash: Stash, max_result_tokens: int | None = None) -> PythonAgentTool:
+def _schema_with_search() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(json.dumps(_INPUT_SCHEMA))
+    schema["properties"]["reference"]["description"] += " Omit it to search with query."
+    schema["properties"]["query"] = {
+        "type": "string",
+        "description": "Words to look for in everything stashed; returns the best references.",
+    }
+    schema["required"] = []
+    return schema
+
+
+def create_retrieval_tool(
+    stash: Stash, max_result_tokens: int | None = None, *, search: bool = False
+) -> PythonAgentTool:
     """Build the ``retrieve_context`` tool over ``stash``.
 
     Args:
         stash: The stash the references point into.
         max_result_tokens: Output budget in tokens (4 characters each); 10,000 by default.
+        search: Also take ``query`` without ``reference`` and answer with the best references.
     """
     max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * _CHARS_PER_TOKEN
     indexes = _Indexes()
@@ -143,6 +162,13 @@ def create_retrieval_tool(stash: Stash, max_result_tokens: int | None = None) ->
     async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:
         tool_use_id = tool_use["toolUseId"]
         inputs = tool_use.get("input", {})
+        if search and inputs.get("reference") is None:
+            query = inputs.get("query")
+            if not isinstance(query, str) or not query.strip():
+                return _error(tool_use_id, "Error: give a reference, or a query to search the stash.")
+            from ._stash_search import search_stash  # imports this module: loaded on first use
+
+            return _success(tool_use_id, await search_stash(stash, query))
         reference: str = inputs["reference"]
         pattern = inputs.get("pattern")
         line_range = inputs.get("line_range")
@@ -199,7 +225,9 @@ def create_retrieval_tool(stash: Stash, max_result_tokens: int | None = None) ->
         return _success(tool_use_id, found_text)
 
     _invoke.__name__ = RETRIEVAL_TOOL_NAME
-    spec = ToolSpec(name=RETRIEVAL_TOOL_NAME, description=_DESCRIPTION, inputSchema=_INPUT_SCHEMA)
+    description = _DESCRIPTION + (_SEARCH_NOTE if search else "")
+    schema = _schema_with_search() if search else _INPUT_SCHEMA
+    spec = ToolSpec(name=RETRIEVAL_TOOL_NAME, description=description, inputSchema=schema)
     return PythonAgentTool(tool_name=RETRIEVAL_TOOL_NAME, tool_spec=spec, tool_func=_invoke)
 
 

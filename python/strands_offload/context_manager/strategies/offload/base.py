@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 from strands.hooks.events import MessageAddedEvent
 
-from ..._measure import Measure
+from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
@@ -229,7 +229,7 @@ class BaseOffloadStrategy(ABC):
     async def apply(self, context: ContextState) -> bool:
         """Run one pass over ``context``; ``True`` when something changed."""
         self._stash = cast(Any, context.stash)  # ours, or any stash-like object a caller built
-        measure = Measure(context.agent.model, self._encoding)
+        measure = for_run(context.agent.model, self._encoding)
         if self._is_message_level:
             assert self._utilization_threshold is not None
             if not context.overflow and context.utilization < self._utilization_threshold:

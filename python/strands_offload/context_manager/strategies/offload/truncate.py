@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, TruncateConfig
 
-from ..._measure import Measure
+from ..._measure import for_run
 from ...methods.truncate import preview_tokens_of, truncate_text_block, truncate_tool_result
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
@@ -132,7 +132,7 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         return await self._elide_oldest(context)
 
     async def _measure_messages(self, context: ContextState) -> int:
-        return await Measure(context.agent.model).messages(context.messages)
+        return await for_run(context.agent.model).messages(context.messages)
 
     async def _elide_oldest(self, context: ContextState) -> bool:
         messages = context.messages
