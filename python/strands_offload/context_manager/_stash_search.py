@@ -19,7 +19,6 @@ from typing import Any
 
 from ..storage.search.bm25 import _match_expression
 from ..storage.search.keyword import STOP_WORDS, tokenize
-from .retrieval_tool import searchable_text
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +40,21 @@ def _uses_bm25(storage: Any) -> bool:
     return False
 
 
+def _readable(value: object) -> str | None:
+    """The text the model reads back: a string, a ``text`` field, or a ``json`` field indented.
+
+    JSON keeps its characters as they are (no ASCII escapes), so words match as written.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return str(value["text"])
+        if value.get("json") is not None:
+            return json.dumps(value["json"], indent=2, ensure_ascii=False)
+    return None
+
+
 async def _texts(stash: Any) -> list[tuple[str, str]]:
     """(reference, readable text) of every textual entry, in stash order."""
     keys: list[str] = await stash.list()
@@ -52,7 +66,7 @@ async def _texts(stash: Any) -> list[tuple[str, str]]:
             if not isinstance(raw, bytes):
                 continue
             try:
-                text = searchable_text(json.loads(raw.decode("utf-8")))
+                text = _readable(json.loads(raw.decode("utf-8")))
             except ValueError:
                 logger.debug("reference=<%s> | unreadable stash entry skipped by search", key)
                 continue
