@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from _cm_harness import ContextModel, add_message, before_model_call, retrieve
 from strands import Agent
-
 from strands_offload import count_tokens
 from strands_offload.context_manager import ContextManager, Offload
 from strands_offload.storage import InMemoryStorage
