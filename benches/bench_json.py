@@ -114,3 +114,37 @@ def test_filter_reference(benchmark: Any, stored: bytes) -> None:
 @pytest.mark.benchmark(group="json_query_10mb_filter")
 def test_filter_native(benchmark: Any, stored: bytes) -> None:
     benchmark.pedantic(json_query, args=(stored, FILTER_QUERY), rounds=20, warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------
+# json_query on the same 10 MB compact (as an API returns it), an item three quarters in
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compact(document: list[dict[str, Any]]) -> tuple[bytes, int]:
+    data = json_dumps(document).encode()
+    index = len(document) * 3 // 4
+    # Same answer before timing anything.
+    assert json_query(data, _item_name_query(index)) == _reference_item_name(data, index)
+    return data, index
+
+
+def _item_name_query(index: int) -> str:
+    return f"$[{index}].name"
+
+
+def _reference_item_name(data: bytes, index: int) -> str:
+    """Load everything, index, dump the answer."""
+    return _answer(_item_name_query(index), [json.loads(data)[index]["name"]])
+
+
+@pytest.mark.benchmark(group="json_query_10mb_compact")
+def test_compact_query_reference(benchmark: Any, compact: tuple[bytes, int]) -> None:
+    benchmark.pedantic(_reference_item_name, args=compact, rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="json_query_10mb_compact")
+def test_compact_query_native(benchmark: Any, compact: tuple[bytes, int]) -> None:
+    data, index = compact
+    benchmark.pedantic(json_query, args=(data, _item_name_query(index)), rounds=20, warmup_rounds=1)

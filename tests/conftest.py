@@ -6,6 +6,12 @@ download URL and checks their SHA-256. The ``litellm`` wheel on PyPI ships the t
 files we need, so the fixture downloads that wheel once with pip (package registry
 only; litellm is never installed), copies the two files into a cache directory kept
 between runs, and points ``TIKTOKEN_CACHE_DIR`` at it for the test session.
+
+Hypothesis runs under one of two profiles (defined in ``_hypothesis_profiles.py``, registered
+here). ``deterministic`` is loaded unless ``--hypothesis-profile`` names another: seeds derived
+from each test, no example database, no deadline, each test's own ``max_examples``, so one tree
+always gives one verdict. ``fuzz`` explores (``python -m pytest tests --hypothesis-profile=fuzz``):
+random seeds, the example database under ``.hypothesis/``, at least 2000 examples per test.
 """
 
 from __future__ import annotations
@@ -22,6 +28,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hypothesis_profiles import (
+    DETERMINISTIC_PROFILE,
+    FUZZ_PROFILE,
+    active_profile,
+    raise_example_budget,
+    register_profiles,
+)
+from hypothesis import settings
 
 # tiktoken's cache key (SHA-1 of the download URL) and the expected SHA-256 of each file.
 TIKTOKEN_FILES: dict[str, tuple[str, str, str]] = {
@@ -122,6 +136,33 @@ def tiktoken_offline() -> Iterator[Any]:
 def tiktoken_encodings(tiktoken_offline: Any) -> dict[str, Any]:
     """Loaded tiktoken ``Encoding`` objects by name (cl100k_base, o200k_base)."""
     return {name: tiktoken_offline.get_encoding(name) for name in TIKTOKEN_FILES}
+
+
+# ---------------------------------------------------------------------------- hypothesis profiles
+
+register_profiles()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Load the deterministic profile unless ``--hypothesis-profile`` chose one.
+
+    Runs before hypothesis' own ``pytest_configure``, which loads the profile named on the command
+    line (and derives its verbosity variants from the active one), so the command line wins.
+    Test modules are imported after this, so their ``@settings`` inherit the loaded profile.
+    """
+    if not config.getoption("--hypothesis-profile", default=None):
+        settings.load_profile(DETERMINISTIC_PROFILE)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under the fuzz profile, run every property test with at least the profile's examples."""
+    if active_profile() != FUZZ_PROFILE:
+        return
+    floor = settings.default.max_examples
+    for item in items:
+        if isinstance(item, pytest.Function):
+            raise_example_budget(item.obj, floor)
 
 
 # S3 over real HTTP (a moto server on 127.0.0.1, one per run), for every test folder.

@@ -16,18 +16,11 @@ import pytest
 from strands.models.model import _heuristic_estimate_text
 from strands.vended_plugins.context_offloader.search import _search_content
 from strands_offload import cli
+from strands_offload._tokens import count_tokens, preview
 
 SAMPLE = (
     "first line\nsecond ERROR here\r\nthird\n\ncafé ünïcode 東京 🚀\n" + "filler words here\n" * 40 + "last ERROR\n"
 )
-
-
-def require(module: str, name: str) -> Any:
-    """The named function, or skip: the native pieces land from parallel branches."""
-    mod = pytest.importorskip(module)
-    if not hasattr(mod, name):
-        pytest.skip(f"{module}.{name} is not available in this build yet")
-    return getattr(mod, name)
 
 
 def run(argv: list[str], capsysbinary: pytest.CaptureFixture[bytes]) -> tuple[int, str, str]:
@@ -109,7 +102,6 @@ def test_demo_offloads_and_greps(capsysbinary: pytest.CaptureFixture[bytes]) -> 
 
 
 def test_missing_file_is_an_error(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    require("strands_offload._tokens", "count_tokens")
     code, out, err = run(["count", str(tmp_path / "absent.txt"), "--encoding", "heuristic"], capsysbinary)
     assert code == 1 and out == ""
     assert err.startswith("strands-offload count: error: cannot read")
@@ -135,14 +127,12 @@ def test_write_text_survives_lone_surrogates(capsysbinary: pytest.CaptureFixture
 
 
 def test_count_heuristic_matches_the_reference(sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    require("strands_offload._tokens", "count_tokens")
     code, out, err = run(["count", str(sample_file), "--encoding", "heuristic"], capsysbinary)
     assert (code, err) == (0, "")
     assert int(out) == _heuristic_estimate_text(SAMPLE) == math.ceil(len(SAMPLE) / 4)
 
 
 def test_count_from_stdin(stdin_sample: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    require("strands_offload._tokens", "count_tokens")
     code, out, _ = run(["count", "-", "--encoding", "heuristic"], capsysbinary)
     assert code == 0 and int(out) == _heuristic_estimate_text(SAMPLE)
 
@@ -151,7 +141,6 @@ def test_count_from_stdin(stdin_sample: None, capsysbinary: pytest.CaptureFixtur
 def test_count_exact_prints_the_library_count(
     encoding: str, sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    count_tokens = require("strands_offload._tokens", "count_tokens")
     code, out, _ = run(["count", str(sample_file), "--encoding", encoding], capsysbinary)
     assert code == 0 and int(out) == count_tokens(SAMPLE, encoding)
 
@@ -163,19 +152,16 @@ def test_count_exact_prints_the_library_count(
 def test_preview_head_heuristic_is_the_first_4n_characters(
     sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    require("strands_offload._tokens", "preview")
     code, out, _ = run(["preview", str(sample_file), "--tokens", "5"], capsysbinary)
     assert code == 0 and out == SAMPLE[:20] + "\n"
 
 
 def test_preview_tail_heuristic(sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    require("strands_offload._tokens", "preview")
     code, out, _ = run(["preview", str(sample_file), "--tokens", "5", "--mode", "tail"], capsysbinary)
     assert code == 0 and out == SAMPLE[-20:] + "\n"
 
 
 def test_preview_head_tail_marks_the_gap(sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    preview = require("strands_offload._tokens", "preview")
     code, out, _ = run(["preview", str(sample_file), "--tokens", "10", "--mode", "head_tail"], capsysbinary)
     cut = preview(SAMPLE, 10, mode="head_tail", encoding="heuristic")
     assert code == 0
@@ -185,7 +171,6 @@ def test_preview_head_tail_marks_the_gap(sample_file: Path, capsysbinary: pytest
 
 
 def test_preview_of_a_short_text_is_the_text(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    require("strands_offload._tokens", "preview")
     path = tmp_path / "short.txt"
     path.write_text("tiny", encoding="utf-8")
     code, out, _ = run(["preview", str(path), "--tokens", "100", "--mode", "head_tail"], capsysbinary)
@@ -211,7 +196,6 @@ def test_preview_of_a_short_text_is_the_text(tmp_path: Path, capsysbinary: pytes
 def test_grep_matches_the_reference(
     options: dict[str, Any], sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    require("strands_offload._search", "search_content")
     argv = ["grep", str(sample_file)]
     if "pattern" in options:
         argv += ["--pattern", options["pattern"]]
@@ -229,7 +213,6 @@ def test_grep_matches_the_reference(
 def test_grep_open_ended_range_runs_to_the_last_line(
     sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    require("strands_offload._search", "search_content")
     code, out, _ = run(["grep", str(sample_file), "--lines", "40:"], capsysbinary)
     last = SAMPLE.count("\n") + 1
     assert code == 0 and out == _search_content(SAMPLE, line_range=(40, last)) + "\n"
@@ -238,7 +221,6 @@ def test_grep_open_ended_range_runs_to_the_last_line(
 def test_grep_invalid_range_reports_the_reference_message(
     sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    require("strands_offload._search", "search_content")
     with pytest.raises(ValueError) as expected:
         _search_content(SAMPLE, line_range=(9, 2))
     code, out, err = run(["grep", str(sample_file), "--lines", "9:2"], capsysbinary)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,6 @@ from strands.vended_plugins.context_offloader.search import _is_searchable_conte
 from strands.vended_plugins.context_offloader.search import _search_content as ref_search
 from strands_offload import TextIndex, is_searchable_content, search_content
 from strands_offload._pattern import UntranslatablePattern, translate
-
-warnings.filterwarnings("ignore", category=FutureWarning)
-warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 # Characters where Python's and Rust's notions of word, space, digit or case differ,
 # plus line-structure characters.
@@ -89,6 +85,14 @@ pattern_st = st.one_of(
 )
 
 
+# Python's re warns about some drawn patterns ("[[" or "--" inside a set may change meaning in a
+# later version; on 3.10, global flags after the start). Both engines get the same pattern, so for
+# tests drawing arbitrary patterns the warning is expected, not a finding.
+DRAWN_PATTERN_WARNINGS = pytest.mark.filterwarnings(
+    "ignore:Possible :FutureWarning", "ignore:Flags not at the start:DeprecationWarning"
+)
+
+
 def outcome(fn: Callable[..., str], *args: Any, **kwargs: Any) -> tuple[str, str]:
     try:
         return ("ok", fn(*args, **kwargs))
@@ -117,6 +121,7 @@ def check(text: str, **kwargs: Any) -> None:
 range_st = st.one_of(st.none(), st.tuples(st.integers(-2, 30), st.integers(-2, 40)))
 
 
+@DRAWN_PATTERN_WARNINGS
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=text_st, pattern=pattern_st, line_range=range_st, context=st.integers(-2, 4), budget=st.integers(-50, 400))
 def test_pattern_search_matches_reference(
@@ -334,6 +339,7 @@ surrogate_text_st = st.lists(
 ).map("\n".join)
 
 
+@DRAWN_PATTERN_WARNINGS
 @settings(max_examples=200, deadline=None)
 @given(text=surrogate_text_st, pattern=pattern_st)
 def test_str_with_lone_surrogates_matches_reference_or_refuses_clearly(text: str, pattern: str) -> None:

@@ -18,13 +18,14 @@ tool). Output is written as UTF-8.
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+
+from ._search import search_content
+from ._tokens import count_tokens, preview
 
 logger = logging.getLogger(__name__)
 
@@ -120,21 +121,7 @@ def _non_negative(value: str) -> int:
 # sub-commands
 
 
-def _load(module: str, name: str) -> Callable[..., Any]:
-    """Import ``strands_offload.<module>.<name>`` when a sub-command needs it.
-
-    Loaded lazily so that ``--help`` and the other sub-commands work even if one
-    native piece is missing from a build.
-    """
-    try:
-        found: Callable[..., Any] = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    except (ImportError, AttributeError) as exc:
-        raise CliError(f"{name} is not available in this build ({exc})") from exc
-    return found
-
-
 def _cmd_count(args: argparse.Namespace) -> str:
-    count_tokens = _load("_tokens", "count_tokens")
     text = read_text(args.file)
     return str(count_tokens(text, args.encoding))
 
@@ -144,7 +131,6 @@ def _omitted_marker(chars: int) -> str:
 
 
 def _cmd_preview(args: argparse.Namespace) -> str:
-    preview = _load("_tokens", "preview")
     text = read_text(args.file)
     cut = preview(text, args.tokens, mode=args.mode, encoding=args.encoding)
     logger.debug(
@@ -163,7 +149,6 @@ def _cmd_preview(args: argparse.Namespace) -> str:
 
 
 def _cmd_grep(args: argparse.Namespace) -> str:
-    search_content = _load("_search", "search_content")
     text = read_text(args.file)
     line_range: tuple[int, int] | None = None
     if args.lines is not None:

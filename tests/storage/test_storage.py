@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 import strands.storage as ref_storage
 import strands.storage.storage as ref_storage_module
 import strands_offload.storage as our_storage
 import strands_offload.storage.storage as our_storage_module
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from strands.types.exceptions import StorageError
 from strands_offload.storage.storage import _NamespacedStorage, _resolve_namespace
@@ -27,17 +28,40 @@ def _outcome(function: Any, *args: Any) -> tuple[str, Any]:
         return ("StorageError", str(error))
 
 
-def _is_percent_escape(text: str) -> bool:
-    from urllib.parse import unquote
+# Percent-decoding that has not settled after this many rounds is refused, whatever it reveals.
+DECODE_ROUNDS = 8
 
-    decoded = text
-    for _ in range(8):
-        decoded = unquote(decoded)
-    return decoded != text and (".." in decoded.split("/") or decoded.startswith("/") or "\\" in decoded)
+
+def _is_percent_escape(text: str) -> bool:
+    """Oracle of our deliberate extension: does percent-decoding ``text`` reveal an escape?
+
+    Decodes until nothing changes, counting the rounds that changed something. When decoding changed
+    the text, an escape is a backslash, a NUL, a ``..`` segment or a leading ``/`` in the decoded
+    text, or decoding that needed ``DECODE_ROUNDS`` rounds or more (not settled within the bound).
+    """
+    layers = [text]
+    while (decoded := unquote(layers[-1])) != layers[-1]:  # each change shortens the text: this ends
+        layers.append(decoded)
+    changed_rounds = len(layers) - 1
+    if changed_rounds == 0:
+        return False
+    if changed_rounds >= DECODE_ROUNDS:
+        return True
+    plain = layers[-1]
+    return "\\" in plain or "\x00" in plain or ".." in plain.split("/") or plain.startswith("/")
+
+
+# Decodes in exactly DECODE_ROUNDS rounds (refused) / one round fewer (accepted); both end as "e".
+NEVER_SETTLES = "%" + "25" * (DECODE_ROUNDS - 1) + "65"
+SETTLES_LAST_ROUND = "%" + "25" * (DECODE_ROUNDS - 2) + "65"
 
 
 @settings(max_examples=300, deadline=None)
 @given(KEYS)
+@example("%00")
+@example("a/%2500")
+@example(NEVER_SETTLES)
+@example(SETTLES_LAST_ROUND)
 def test_key_normalisation_matches_reference(key: str) -> None:
     ours = _outcome(our_storage_module._normalize_key, key)
     theirs = _outcome(ref_storage_module._normalize_key, key)
@@ -50,11 +74,18 @@ def test_key_normalisation_matches_reference(key: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(KEYS)
+@example("%00")
+@example("a/%2500/")
+@example(NEVER_SETTLES)
+@example(SETTLES_LAST_ROUND)
 def test_prefix_normalisation_matches_reference(prefix: str) -> None:
     ours = _outcome(our_storage_module._normalize_prefix, prefix)
     theirs = _outcome(ref_storage_module._normalize_prefix, prefix)
     if theirs[0] == "ok" and _is_percent_escape(theirs[1]):
-        assert ours[0] == "StorageError" and "percent-encoded" in ours[1]
+        assert ours == (
+            "StorageError",
+            f"Invalid storage prefix '{prefix}': percent-encoded path escapes are not allowed",
+        )
     else:
         assert ours == theirs
 
@@ -69,6 +100,9 @@ def test_prefix_normalisation_matches_reference(prefix: str) -> None:
         ("a/%2e%2e/b", "Invalid storage key 'a/%2e%2e/b': percent-encoded path escapes are not allowed"),
         ("%252e%252e", "Invalid storage key '%252e%252e': percent-encoded path escapes are not allowed"),
         ("%2Fetc/passwd", "Invalid storage key '%2Fetc/passwd': percent-encoded path escapes are not allowed"),
+        ("%00", "Invalid storage key '%00': percent-encoded path escapes are not allowed"),
+        ("a/%2500", "Invalid storage key 'a/%2500': percent-encoded path escapes are not allowed"),
+        (NEVER_SETTLES, f"Invalid storage key '{NEVER_SETTLES}': percent-encoded path escapes are not allowed"),
     ],
 )
 def test_invalid_keys_raise_sdk_storage_error(key: str, message: str) -> None:
@@ -80,6 +114,7 @@ def test_invalid_keys_raise_sdk_storage_error(key: str, message: str) -> None:
 
 def test_harmless_percent_signs_are_kept() -> None:
     assert our_storage_module._normalize_key("50%/a%2fb") == "50%/a%2fb"
+    assert our_storage_module._normalize_key(SETTLES_LAST_ROUND) == SETTLES_LAST_ROUND
 
 
 def test_public_surface_mirrors_reference() -> None:

@@ -1,0 +1,308 @@
+"""The seam to private names: probes, one warning and a fallback on failure, and nobody else imports them."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import logging
+import re
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import strands.storage.storage as sdk_storage
+import strands_offload
+import strands_offload.storage.storage as our_storage
+from strands import Agent
+from strands.agent._agent_as_tool import _AgentAsTool
+from strands.experimental.context_manager import ContextManager as SdkContextManager
+from strands_offload import _seam
+from strands_offload.demo.scripted_model import Reply, ScriptedModel
+
+FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "re-parser", "re-casefix"}
+STRANDS_FEATURES = {"storage-markers", "agent-as-tool", "context-manager"}
+AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
+
+
+def _clear_seam_caches() -> None:
+    for cached in (_seam.probe, _seam.storage_markers, _seam.re_parser, _seam.re_constants, _seam.re_extra_cases):
+        cached.cache_clear()
+
+
+@pytest.fixture
+def fresh_seam(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """Probes run again in the test; afterwards the patches are undone and the next use re-probes."""
+    _clear_seam_caches()
+    yield monkeypatch
+    monkeypatch.undo()
+    _clear_seam_caches()
+
+
+def _agent() -> Agent:
+    return Agent(model=ScriptedModel(lambda messages: Reply(text="done")), callback_handler=None)
+
+
+def _casefix_table() -> tuple[ModuleType, str]:
+    """Where the running Python keeps the extra case-folding table."""
+    if sys.version_info >= (3, 11):
+        return importlib.import_module("re._casefix"), "_EXTRA_CASES"
+    return importlib.import_module("sre_compile"), "_ignorecase_fixes"
+
+
+# ---------------------------------------------------------------------------- probes pass here
+
+
+def test_every_feature_passes_its_probe_on_this_install(fresh_seam: pytest.MonkeyPatch) -> None:
+    assert _seam.strands_version() in _seam.TESTED_STRANDS_VERSIONS
+    assert set(_seam._PROBES) == FEATURES
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for feature in sorted(FEATURES):
+            assert _seam.probe(feature) is None, feature
+            assert _seam.available(feature)
+            _seam.require(feature)
+
+
+def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch) -> None:
+    namespaced, ephemeral = _seam.storage_markers()
+    assert namespaced is sdk_storage._NAMESPACED and ephemeral is sdk_storage._EPHEMERAL
+    assert (our_storage._NAMESPACED, our_storage._EPHEMERAL) == (namespaced, ephemeral)
+    assert _seam.reference_context_manager_class() is SdkContextManager
+    assert [tool.tool_name for tool in _seam.agentic_tools()] == [
+        "summarize_context",
+        "truncate_context",
+        "pin_context",
+    ]
+    assert _seam.token_usage_middleware() is not _seam.token_usage_middleware()
+    agent = _agent()
+    assert _seam.is_delegating_agent_tool(agent.as_tool(name="helper", delegate=True))
+    assert not _seam.is_delegating_agent_tool(agent.as_tool(name="helper"))
+    assert not _seam.is_delegating_agent_tool(object())
+    expected_parser = "re._parser" if sys.version_info >= (3, 11) else "sre_parse"
+    assert _seam.re_parser() is sys.modules[expected_parser]
+    assert _seam.re_parser().parse("a|b") is not None
+    module, name = _casefix_table()
+    assert _seam.re_extra_cases() is getattr(module, name) and _seam.re_extra_cases()
+
+
+# ---------------------------------------------------------------------------- a failed probe
+
+# feature -> (break the probed module, a piece of the reason the probe gives)
+Breaker = Callable[[pytest.MonkeyPatch], None]
+BREAKERS: dict[str, tuple[Breaker, str]] = {
+    "storage-markers": (lambda mp: mp.delattr(sdk_storage, "_NAMESPACED"), "has no _NAMESPACED"),
+    "agent-as-tool": (lambda mp: mp.setattr(_AgentAsTool, "delegate", True), "no longer a property"),
+    "context-manager": (lambda mp: mp.delattr(importlib.import_module(AGENTIC), "pin_context"), "has no pin_context"),
+    "re-parser": (lambda mp: mp.delattr(_seam.re_parser(), "SubPattern"), "SubPattern is missing"),
+    "re-casefix": (lambda mp: mp.setattr(*_casefix_table(), [(1, 2)]), "not a dict"),
+}
+
+
+def test_every_feature_has_a_failure_case() -> None:
+    assert set(BREAKERS) == FEATURES
+
+
+@pytest.mark.parametrize("feature", sorted(BREAKERS))
+def test_failed_probe_warns_once_then_refuses(
+    feature: str, fresh_seam: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    breaker, reason = BREAKERS[feature]
+    caplog.set_level(logging.WARNING, logger=_seam.__name__)
+    with warnings.catch_warnings(record=True) as caught:
+        # "always": a second warning must not be hidden by Python's once-per-location registry.
+        warnings.simplefilter("always")
+        # Broken only while probing: the re features are Python's own regex machinery.
+        with fresh_seam.context() as patch:
+            breaker(patch)
+            assert not _seam.available(feature)
+        assert not _seam.available(feature)
+        for _ in range(2):
+            with pytest.raises(_seam.SeamUnavailable, match=f"^{feature} is unavailable on .*{reason}"):
+                _seam.require(feature)
+    ours = [w for w in caught if str(w.message).startswith("strands_offload:")]
+    assert len(ours) == 1 and ours[0].category is RuntimeWarning
+    where = (
+        f"strands-agents {_seam.strands_version()}"
+        if feature in STRANDS_FEATURES
+        else f"Python {sys.version.split()[0]}"
+    )
+    assert str(ours[0].message).startswith(f"strands_offload: {feature} is unavailable on {where} (")
+    assert reason in str(ours[0].message) and "tested with strands-agents 1.62.0" in str(ours[0].message)
+    assert [r.getMessage() for r in caplog.records if r.name == _seam.__name__] == [
+        f"feature=<{feature}>, reason=<{_seam.probe(feature)}> | private names unavailable, falling back"
+    ]
+    # Other features are unaffected.
+    assert all(_seam.available(other) for other in FEATURES - {feature})
+
+
+def test_storage_markers_fall_back_to_our_own(fresh_seam: pytest.MonkeyPatch) -> None:
+    fresh_seam.delattr(sdk_storage, "_NAMESPACED")
+    with pytest.warns(RuntimeWarning, match="storage-markers is unavailable"):
+        markers = _seam.storage_markers()
+    assert markers == (_seam._OWN_NAMESPACED, _seam._OWN_EPHEMERAL)
+    assert markers[0] is not markers[1]
+    assert _seam.storage_markers() is markers
+
+
+def test_delegate_detection_falls_back_to_no(fresh_seam: pytest.MonkeyPatch) -> None:
+    tool = _agent().as_tool(name="helper", delegate=True)
+    fresh_seam.setattr(_AgentAsTool, "delegate", True)
+    with pytest.warns(RuntimeWarning, match="agent-as-tool is unavailable"):
+        assert not _seam.is_delegating_agent_tool(tool)
+
+
+def test_context_manager_pieces_refuse(fresh_seam: pytest.MonkeyPatch) -> None:
+    fresh_seam.delattr(importlib.import_module(AGENTIC), "pin_context")
+    with pytest.warns(RuntimeWarning, match="context-manager is unavailable"):
+        with pytest.raises(_seam.SeamUnavailable, match="has no pin_context"):
+            _seam.reference_context_manager_class()
+    for piece in (_seam.agentic_tools, _seam.token_usage_middleware):
+        with pytest.raises(_seam.SeamUnavailable, match="has no pin_context"):
+            piece()
+
+
+# ---------------------------------------------------------------------------- nobody else imports them
+
+PACKAGE = Path(strands_offload.__file__).resolve().parent
+SEAM = PACKAGE / "_seam.py"
+# Private modules of Python's regular-expression engine, old and new names.
+PRIVATE_STDLIB = {"sre_parse", "sre_constants", "sre_compile"}
+# Roots whose private names only the seam may touch.
+GUARDED_ROOTS = {"strands", "re", "json", *PRIVATE_STDLIB}
+
+
+def _private_component(parts: list[str]) -> bool:
+    return any(part.startswith("_") for part in parts)
+
+
+def is_private_module(dotted: str) -> bool:
+    """``strands._context_manager``, ``strands.agent._agent_as_tool``, ``re._parser``, ``sre_parse``..."""
+    root, *rest = dotted.split(".")
+    return root in PRIVATE_STDLIB or (root in GUARDED_ROOTS and _private_component(rest))
+
+
+def _is_private_name(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def private_uses(source: str) -> list[tuple[int, str]]:
+    """Lines and descriptions of every use of a guarded private name in ``source``.
+
+    Covers ``import`` and ``from`` statements (module paths and imported names), attribute access
+    on names bound by those imports (``re._parser``, ``storage._NAMESPACED``), ``getattr`` on them
+    with a literal name, and literal private module paths handed to any call
+    (``importlib.import_module("strands._context_manager")``, ``__import__("sre_parse")``, or a helper).
+    """
+    found: list[tuple[int, str]] = []
+    bound: set[str] = set()  # local names standing for guarded modules or objects imported from them
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if is_private_module(alias.name):
+                    found.append((node.lineno, f"import {alias.name}"))
+                if alias.name.split(".")[0] in GUARDED_ROOTS:
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] not in GUARDED_ROOTS:
+                continue
+            if is_private_module(node.module):
+                found.append((node.lineno, f"from {node.module} import ..."))
+            for alias in node.names:
+                if _is_private_name(alias.name):
+                    found.append((node.lineno, f"from {node.module} import {alias.name}"))
+                bound.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private_name(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in bound:
+                found.append((node.lineno, f"{ast.unparse(node)}"))
+        elif isinstance(node, ast.Call):
+            literals = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            for text in literals:
+                if _DOTTED.fullmatch(text) and is_private_module(text):
+                    found.append((node.lineno, f"{ast.unparse(node.func)}({text!r})"))
+            if (
+                isinstance(node.func, ast.Name)
+                and node.func.id in {"getattr", "hasattr"}
+                and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in bound
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+                and _is_private_name(node.args[1].value)
+            ):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import strands._context_manager",
+        "import strands.agent._agent_as_tool as tools",
+        "from strands._context_manager.stash import resolve",
+        "from strands.agent import _agent_as_tool",
+        "from strands.storage.storage import _NAMESPACED",
+        "from strands import _context_manager",
+        "import re._parser",
+        "from re import _casefix",
+        "from re._constants import MAX_REPEAT",
+        "import sre_parse",
+        "from sre_constants import MAXREPEAT",
+        "import sre_compile as c",
+        "from json.encoder import _make_iterencode",
+        "import importlib\nimportlib.import_module('strands._context_manager.stash')",
+        "from importlib import import_module\nimport_module('re._constants')",
+        "__import__('sre_constants')",
+        "load('strands.agent._agent_as_tool')",
+        "import re\nre._parser.parse('a')",
+        "import strands.storage.storage as s\nmarker = s._EPHEMERAL",
+        "import strands.storage.storage\nstrands.storage.storage._NAMESPACED",
+        "from strands.agent import Agent\nAgent._private()",
+        "import re\ngetattr(re, '_casefix')",
+    ],
+)
+def test_the_scan_finds_private_uses(source: str) -> None:
+    assert private_uses(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from __future__ import annotations",
+        "import re\nre.compile('a').pattern",
+        "from strands.storage import Storage\nStorage.__name__",
+        "from . import _seam\n_seam.storage_markers()",
+        "from ..storage.storage import _NAMESPACED",
+        "import importlib\nimportlib.import_module(name)",
+        "log('see strands._context_manager for the reference')",
+        "getattr(storage, '_namespaced', None)",
+        '"""Mirrors strands._context_manager.stash."""',
+    ],
+)
+def test_the_scan_leaves_public_and_own_names_alone(source: str) -> None:
+    assert private_uses(source) == []
+
+
+def test_only_the_seam_touches_private_names() -> None:
+    # Scanned at test time, so modules added later (context_manager/) are covered too.
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert SEAM in modules and PACKAGE / "storage" / "_keys.py" in modules
+    offenders = {
+        f"{path.relative_to(PACKAGE)}:{line}: {what}"
+        for path in modules
+        if path != SEAM
+        for line, what in private_uses(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(offenders) == []
+    # The seam itself is where they are: the scan sees them there.
+    assert private_uses(SEAM.read_text(encoding="utf-8"))
