@@ -10,6 +10,8 @@ import statistics
 import sys
 from typing import TextIO
 
+from strands.types.content import Messages
+
 from .. import count_tokens
 from ..context_offloader import ContextOffloader
 from .scenario import ScenarioRun, make_service_log, run_log_triage
@@ -68,4 +70,53 @@ def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: Te
         f"({their_seconds / our_seconds:.1f}x)\n"
     )
     write(f"Same notice header and grep result as the reference: {'yes' if same else 'NO'}\n")
+    second = long_session_demo(repeats, out)
+    return 0 if same and second == 0 else 1
+
+
+def _marker_lines(messages: Messages, prefix: str) -> list[str]:
+    return [
+        block["text"]
+        for message in messages
+        for block in message["content"]
+        if "text" in block and block["text"].startswith(prefix)
+    ]
+
+
+def long_session_demo(repeats: int = 3, out: TextIO = sys.stdout) -> int:
+    """Scene two: the context manager keeps a 12-page API session under a 24k-token window."""
+    from ..context_manager import ContextManager
+    from .long_session import PAGES, WINDOW, canonical, run_long_session
+
+    write = out.write
+    runs = [run_long_session(ContextManager()) for _ in range(repeats)]
+    ours = runs[-1]
+    write(f"\n== Scene 2: {PAGES} pages of an orders API, a {WINDOW:,}-token window, ContextManager()\n")
+    calls = ", ".join(f"{tokens:,}" for tokens in ours.usage)
+    write(f"Messages' tokens at each model call (the model's count): {calls}\n")
+    write(f"Largest call: {max(ours.usage):,} tokens ({100 * max(ours.usage) / WINDOW:.0f}% of the window)\n")
+    results = [b["toolResult"] for m in ours.messages for b in m["content"] if "toolResult" in b]
+    truncated = [r for r in results if r["content"] and r["content"][0].get("text", "").startswith("[Truncated:")]
+    write(f"Pages truncated on arrival (originals stashed): {len(truncated)} of {PAGES}\n")
+    for summary in _marker_lines(ours.messages, "[Summarized:")[:1]:
+        write("A summary the pipeline left in place of older messages:\n  " + summary.replace("\n", "\n  ") + "\n")
+    grep = next((r for r in results if r["toolUseId"] == "tu_grep"), None)
+    if grep is not None:
+        write("== The model called retrieve_context on a stashed page with pattern 'declined'; it got\n")
+        write(_shorten(grep["content"][0]["text"], 8, 2) + "\n")
+    write(f"== The model answered: {ours.answer}\n")
+    try:
+        from strands.experimental.context_manager import ContextManager as ReferenceManager
+    except ImportError:
+        write("(the reference context manager is not installed; no comparison)\n")
+        return 0
+    theirs = [run_long_session(ReferenceManager()) for _ in range(repeats)]
+    our_seconds = statistics.median(r.seconds for r in runs)
+    their_seconds = statistics.median(r.seconds for r in theirs)
+    same = canonical(theirs[-1].messages) == canonical(ours.messages)
+    write(
+        f"Whole session, median of {repeats}: strands-offload {our_seconds * 1000:.1f} ms, "
+        f"reference {their_seconds * 1000:.1f} ms ({their_seconds / our_seconds:.1f}x)\n"
+    )
+    write(f"Same conversation as the reference's context manager: {'yes' if same else 'NO'}\n")
     return 0 if same else 1
