@@ -1,0 +1,120 @@
+"""Pipeline measurements equal the model's count_tokens, natively where the model uses the heuristic."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands.models.model import Model
+from strands_offload.context_manager._measure import Measure, uses_base_heuristic
+
+
+class _Heuristic(Model):
+    """Keeps the SDK's base count_tokens."""
+
+    def update_config(self, **kwargs: Any) -> None: ...
+
+    def get_config(self) -> Any:
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+class _Own(_Heuristic):
+    async def count_tokens(self, messages: Any, *args: Any, **kwargs: Any) -> int:
+        return 7 * sum(len(m["content"]) for m in messages)
+
+
+def test_base_heuristic_is_recognised_and_overrides_are_not() -> None:
+    assert uses_base_heuristic(_Heuristic())
+    assert not uses_base_heuristic(_Own())
+
+
+def test_bedrock_without_native_counting_falls_back_to_the_heuristic() -> None:
+    from strands.models.bedrock import BedrockModel
+
+    assert uses_base_heuristic(BedrockModel(model_id="m", region_name="us-east-1"))
+    assert not uses_base_heuristic(BedrockModel(model_id="m", region_name="us-east-1", use_native_token_count=True))
+
+
+def test_a_model_with_its_own_count_is_asked() -> None:
+    block = {"text": "x" * 400}
+    assert asyncio.run(Measure(_Own()).block("user", block)) == 7
+    assert asyncio.run(Measure(_Own()).messages([{"role": "user", "content": [block, block]}])) == 14
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+_TEXT = st.text(max_size=60)
+_ITEM = st.one_of(
+    st.builds(lambda t: {"text": t}, _TEXT),
+    st.builds(lambda j: {"json": j}, _JSON),
+    st.builds(lambda t, j: {"text": t, "json": j}, _TEXT, _JSON),
+    st.just({"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}),
+    st.just({"json": {"not": {1, 2}}}),  # json.dumps rejects a set: counted as 0
+)
+_BLOCK = st.one_of(
+    st.builds(lambda t: {"text": t}, _TEXT),
+    st.builds(lambda n, j: {"toolUse": {"toolUseId": "t", "name": n, "input": j}}, _TEXT, _JSON),
+    st.builds(lambda n: {"toolUse": {"toolUseId": "t", "name": n}}, _TEXT),
+    st.builds(
+        lambda items, status: {"toolResult": {"toolUseId": "t", "status": status, "content": items}},
+        st.lists(_ITEM, max_size=4),
+        st.sampled_from(["success", "error"]),
+    ),
+    st.builds(lambda t: {"reasoningContent": {"reasoningText": {"text": t, "signature": "s"}}}, _TEXT),
+    st.builds(lambda t: {"guardContent": {"text": {"text": t}}}, _TEXT),
+    st.builds(lambda ts: {"citationsContent": {"content": [{"text": t} for t in ts]}}, st.lists(_TEXT, max_size=3)),
+    st.builds(lambda t: {"text": t, "toolUse": {"toolUseId": "t", "name": "n", "input": {}}}, _TEXT),
+    st.just({"cachePoint": {"type": "default"}}),
+    st.just({"image": {"format": "png", "source": {"bytes": b"x" * 100}}}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.lists(_BLOCK, min_size=1, max_size=4)), max_size=6)
+)
+def test_native_counts_equal_the_models(conversation: list[tuple[str, list[dict[str, Any]]]]) -> None:
+    model = _Heuristic()
+    messages = [{"role": role, "content": blocks} for role, blocks in conversation]
+    measure = Measure(model)
+    assert measure.native
+
+    async def both() -> None:
+        assert await measure.messages(messages) == await model.count_tokens(messages)  # type: ignore[arg-type]
+        for message in messages:
+            for block in message["content"]:
+                one = [{"role": message["role"], "content": [block]}]
+                assert await measure.block(message["role"], block) == await model.count_tokens(one)  # type: ignore[arg-type]
+        # Remembered counts are the same numbers; forgetting them changes nothing.
+        assert await measure.messages(messages) == await model.count_tokens(messages)  # type: ignore[arg-type]
+        measure.forget()
+        assert await measure.messages(messages) == await model.count_tokens(messages)  # type: ignore[arg-type]
+
+    asyncio.run(both())
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_exact_block_counts_are_bpe(encoding: str) -> None:
+    from strands_offload import count_tokens, json_dumps
+
+    block = {
+        "toolResult": {
+            "toolUseId": "t",
+            "status": "success",
+            "content": [{"text": "héllo wörld"}, {"json": {"a": [1, 2.5]}}],
+        }
+    }
+    expected = count_tokens("héllo wörld", encoding) + count_tokens(json_dumps({"a": [1, 2.5]}), encoding)
+    assert asyncio.run(Measure(_Heuristic(), encoding).block("user", block)) == expected
