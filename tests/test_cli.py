@@ -6,8 +6,10 @@ import argparse
 import importlib
 import io
 import math
+import os
 import subprocess
 import sys
+import sysconfig
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,8 @@ def test_parser_defaults() -> None:
     assert (preview.tokens, preview.mode, preview.encoding) == (10, "head", "heuristic")
     grep = parser.parse_args(["grep", "f"])
     assert (grep.pattern, grep.lines, grep.context, grep.max_chars) == (None, None, 5, 10_000)
+    for command in (["count", "-"], ["preview", "f", "--tokens", "1"], ["grep", "f"]):
+        assert parser.parse_args(command).max_bytes == cli.DEFAULT_MAX_BYTES == 256 * 1024 * 1024
 
 
 @pytest.mark.parametrize(
@@ -74,6 +78,11 @@ def test_parser_defaults() -> None:
         ["preview", "f", "--tokens", "3", "--mode", "middle"],
         ["grep", "f", "--lines", "a:b"],
         ["grep", "f", "--context", "x"],
+        ["count", "f", "--max-bytes", "-1"],
+        ["count", "f", "--max-bytes", "12T"],
+        ["demo", "--repeats", "0"],
+        ["demo", "--size-mb", "-1"],
+        ["demo", "--size-mb", "nan"],
         ["nope"],
     ],
 )
@@ -86,6 +95,20 @@ def test_bad_usage_exits_2(argv: list[str]) -> None:
 @pytest.mark.parametrize(("text", "expected"), [("3:7", (3, 7)), ("4", (4, 4)), ("5:", (5, None)), (" 2 : 9 ", (2, 9))])
 def test_parse_line_range(text: str, expected: tuple[int, int | None]) -> None:
     assert cli.parse_line_range(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0", 0), ("1048576", 1 << 20), ("512K", 512 << 10), ("256M", 256 << 20), ("2GiB", 2 << 30), ("3 mb", 3 << 20)],
+)
+def test_parse_byte_size(text: str, expected: int) -> None:
+    assert cli.parse_byte_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "M", "1.5M", "-1", "1ib", "\u00b2"])
+def test_parse_byte_size_rejects_garbage(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        cli.parse_byte_size(text)
 
 
 def test_parse_line_range_rejects_garbage() -> None:
@@ -226,6 +249,176 @@ def test_grep_invalid_range_reports_the_reference_message(
     code, out, err = run(["grep", str(sample_file), "--lines", "9:2"], capsysbinary)
     assert code == 1 and out == ""
     assert err == f"strands-offload grep: error: {expected.value}\n"
+
+
+def test_grep_open_range_past_the_end_reports_the_reference_beyond_message(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    text = "a\nb\nc\n"
+    path = tmp_path / "three.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as expected:
+        _search_content(text, line_range=(99, 99))
+    assert "beyond content length" in str(expected.value)
+    code, out, err = run(["grep", str(path), "--lines", "99:"], capsysbinary)
+    assert (code, out) == (1, "")
+    assert err == f"strands-offload grep: error: {expected.value}\n"
+
+
+# ---------------------------------------------------------------------------
+# hostile input: every failure is one line on stderr and a non-zero status
+
+
+class _Endless(io.RawIOBase):
+    """A stream of NUL bytes that never ends, counting what was read from it."""
+
+    def __init__(self) -> None:
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = len(buffer)
+        buffer[:size] = bytes(size)
+        self.consumed += size
+        return size
+
+
+def test_read_text_stops_one_byte_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    endless = _Endless()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless, buffer_size=4096)))
+    with pytest.raises(cli.CliError, match=r"^standard input is larger than --max-bytes \(3,000,000 bytes\)"):
+        cli.read_text("-", max_bytes=3_000_000)
+    # Buffering may read ahead one buffer, never the whole stream.
+    assert 3_000_001 <= endless.consumed <= 3_000_001 + 4096
+
+
+def test_read_text_accepts_exactly_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "ten.txt"
+    path.write_bytes(b"0123456789")
+    assert cli.read_text(str(path), max_bytes=10) == "0123456789"
+    with pytest.raises(cli.CliError, match="larger than --max-bytes"):
+        cli.read_text(str(path), max_bytes=9)
+
+
+def test_read_text_from_a_text_only_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("caf\u00e9"))
+    assert cli.read_text("-") == "caf\u00e9"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("caf\u00e9"))
+    with pytest.raises(cli.CliError, match="larger than"):
+        cli.read_text("-", max_bytes=4)  # five UTF-8 bytes
+
+
+SCRIPT = Path(sysconfig.get_path("scripts")) / "strands-offload"
+posix_only = pytest.mark.skipif(os.name != "posix", reason="closes descriptors through sh")
+
+
+def cli_process(*argv: str, stdin: Any = None, stdout: Any = subprocess.PIPE, close_stdin: bool = False) -> Any:
+    """Run ``python -m strands_offload`` (or the installed script when asked to close stdin)."""
+    command = [sys.executable, "-m", "strands_offload", *argv]
+    if close_stdin:
+        # The console script itself, with descriptor 0 closed as ``<&-`` does.
+        entry = str(SCRIPT) if SCRIPT.exists() else None
+        command = ["sh", "-c", 'exec "$@" <&-', "sh", *([entry] if entry else command[:3]), *argv]
+    return subprocess.run(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, check=False, timeout=60)
+
+
+def assert_one_line_error(done: Any, command: str, message: str) -> None:
+    err = done.stderr.decode("utf-8")
+    assert done.returncode == 1, err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith(f"strands-offload {command}: error: {message}"), err
+
+
+@posix_only
+def test_closed_stdin_is_a_one_line_error() -> None:
+    done = cli_process("count", "-", close_stdin=True)
+    assert_one_line_error(done, "count", "cannot read standard input: it is closed")
+    assert done.stdout == b""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_output_device_is_a_one_line_error(sample_file: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        done = cli_process("grep", str(sample_file), "--pattern", "ERROR", stdout=full)
+    assert_one_line_error(done, "grep", "cannot write output: No space left on device")
+
+
+@posix_only
+def test_closed_stdout_is_a_one_line_error(sample_file: Path) -> None:
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "strands_offload", "count", str(sample_file)],
+        stderr=subprocess.PIPE,
+        check=False,
+        timeout=60,
+    )
+    assert_one_line_error(done, "count", "cannot write output: standard output is closed")
+
+
+@posix_only
+def test_reader_going_away_ends_quietly_with_sigpipe_status(tmp_path: Path) -> None:
+    path = tmp_path / "many.txt"
+    path.write_text("hit\n" * 200_000, encoding="utf-8")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "strands_offload", "grep", str(path), "--pattern", "hit"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("command", [["count"], ["preview", "--tokens", "1"], ["grep", "--pattern", "x"]])
+def test_endless_input_stops_at_max_bytes(command: list[str]) -> None:
+    done = cli_process(command[0], "/dev/zero", *command[1:], "--max-bytes", "1M")
+    assert_one_line_error(
+        done, command[0], "/dev/zero is larger than --max-bytes (1,048,576 bytes); pass a larger --max-bytes"
+    )
+
+
+def test_max_bytes_can_be_raised(tmp_path: Path) -> None:
+    path = tmp_path / "two_kib.txt"
+    path.write_bytes(b"word " * 400)
+    refused = cli_process("count", str(path), "--max-bytes", "1K", "--encoding", "heuristic")
+    assert_one_line_error(refused, "count", f"{path} is larger than --max-bytes (1,024 bytes)")
+    allowed = cli_process("count", str(path), "--max-bytes", "2K", "--encoding", "heuristic")
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, b"500\n", b"")
+
+
+def test_grep_range_past_the_end_in_a_process(tmp_path: Path) -> None:
+    path = tmp_path / "three.txt"
+    path.write_bytes(b"a\nb\nc\n")
+    done = cli_process("grep", str(path), "--lines", "99:")
+    assert_one_line_error(done, "grep", "line_range.start (99) is beyond content length (4 lines).")
+
+
+def test_multi_line_messages_are_folded_onto_one_line(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert cli._fail("grep", "first\nsecond\r\nthird") == 1
+    assert capsysbinary.readouterr().err == b"strands-offload grep: error: first second third\n"
+
+
+def test_unexpected_errors_are_one_line_unless_verbose(
+    monkeypatch: pytest.MonkeyPatch, sample_file: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("native\nfailure")
+
+    monkeypatch.setattr(cli, "count_tokens", broken)
+    code, out, err = run(["count", str(sample_file)], capsysbinary)
+    assert (code, out) == (1, "")
+    assert (
+        err == "strands-offload count: error: unexpected RuntimeError: native failure (run with -v for the traceback)\n"
+    )
+    with pytest.raises(RuntimeError):
+        cli.main(["-v", "count", str(sample_file)])
 
 
 # ---------------------------------------------------------------------------

@@ -12,17 +12,26 @@ Input is read as bytes and decoded as UTF-8; bytes that are not valid UTF-8 beco
 U+FFFD. Line endings are kept as they are (a carriage return stays on its line, as in the retrieval
 tool). Output is written as UTF-8.
 
+Input is read in chunks and refused past ``--max-bytes`` (default 256 MiB), so an endless
+stream (``/dev/zero``, a pipe that never closes) ends with an error instead of exhausting memory.
+Every failure is one line on standard error (``strands-offload <command>: error: ...``) and exit
+status 1; bad usage exits 2. A reader that goes away (``... | head``) ends the command quietly with
+status 141, as a process killed by ``SIGPIPE`` would.
+
 ``python -m strands_offload`` runs the same command.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import logging
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from ._search import search_content
 from ._tokens import count_tokens, preview
@@ -32,8 +41,25 @@ logger = logging.getLogger(__name__)
 PROG = "strands-offload"
 ENCODINGS = ("cl100k_base", "o200k_base", "heuristic")
 PREVIEW_MODES = ("head", "tail", "head_tail")
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""Default of ``--max-bytes``: the most input a command reads before giving up."""
 
-__all__ = ["ENCODINGS", "PREVIEW_MODES", "build_parser", "main", "parse_line_range"]
+_CHUNK_BYTES = 1024 * 1024
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_BYTE_SIZE = re.compile(r"(\d+)\s*(?:([kmg])(?:i?b)?|b)?", re.IGNORECASE | re.ASCII)
+# Exit status of a process killed by SIGPIPE, as shells report it.
+_EXIT_BROKEN_PIPE = 128 + 13
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "ENCODINGS",
+    "PREVIEW_MODES",
+    "build_parser",
+    "main",
+    "parse_byte_size",
+    "parse_line_range",
+    "read_text",
+]
 
 
 class CliError(Exception):
@@ -44,29 +70,54 @@ class CliError(Exception):
 # input and output
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Read a file (or standard input for ``-``) as UTF-8 text, keeping line endings.
 
     Args:
         path: A file path, or ``-`` for standard input.
+        max_bytes: The most bytes to accept; more is an error, detected after reading one byte
+            past the limit (so an endless stream costs at most this much memory).
 
     Returns:
         The decoded text; invalid UTF-8 bytes become U+FFFD.
 
     Raises:
-        CliError: If the file cannot be read.
+        CliError: If the input cannot be read (missing file, closed standard input, ...) or is
+            larger than ``max_bytes``.
     """
     if path == "-":
+        name = "standard input"
+        # With descriptor 0 closed (``<&-``) Python sets sys.stdin to None.
         stream = sys.stdin
-        buffer = getattr(stream, "buffer", None)
-        data = buffer.read() if buffer is not None else stream.read().encode("utf-8", "surrogateescape")
+        if stream is None:
+            raise CliError("cannot read standard input: it is closed")
+        try:
+            data = _read_limited(getattr(stream, "buffer", None) or stream, max_bytes, name)
+        except OSError as exc:
+            raise CliError(f"cannot read {name}: {exc.strerror or exc}") from exc
     else:
         try:
-            data = Path(path).read_bytes()
+            with open(path, "rb") as handle:
+                data = _read_limited(handle, max_bytes, path)
         except OSError as exc:
             raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
     logger.debug("path=<%s>, bytes=<%d> | read input", path, len(data))
     return data.decode("utf-8", errors="replace")
+
+
+def _read_limited(stream: BinaryIO | TextIO, max_bytes: int, name: str) -> bytearray:
+    """Read ``stream`` to its end in chunks, failing as soon as it passes ``max_bytes``."""
+    data = bytearray()
+    while True:
+        chunk: bytes | str = stream.read(min(_CHUNK_BYTES, max_bytes + 1 - len(data)))
+        if not chunk:
+            return data
+        # A text-only stream (no binary buffer) gives str; its undecodable bytes come back as they were.
+        data += chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
+        if len(data) > max_bytes:
+            raise CliError(
+                f"{name} is larger than --max-bytes ({max_bytes:,} bytes); pass a larger --max-bytes to read it"
+            )
 
 
 def write_text(text: str) -> None:
@@ -74,15 +125,22 @@ def write_text(text: str) -> None:
 
     Lone surrogates (which no UTF-8 file can hold, but a preview of a Python string
     might) are written as backslash escapes rather than failing.
+
+    Raises:
+        CliError: If standard output is closed.
+        OSError: If writing fails (full disk, reader gone).
     """
+    stream = sys.stdout
+    if stream is None:
+        raise CliError("cannot write output: standard output is closed")
     data = (text + "\n").encode("utf-8", errors="backslashreplace")
-    buffer = getattr(sys.stdout, "buffer", None)
+    buffer = getattr(stream, "buffer", None)
     if buffer is not None:
         buffer.write(data)
         buffer.flush()
     else:
-        sys.stdout.write(data.decode("utf-8"))
-        sys.stdout.flush()
+        stream.write(data.decode("utf-8"))
+        stream.flush()
 
 
 def parse_line_range(value: str) -> tuple[int, int | None]:
@@ -107,6 +165,41 @@ def parse_line_range(value: str) -> tuple[int, int | None]:
         raise argparse.ArgumentTypeError(f"expected START:END, START or START:, got {value!r}") from None
 
 
+def parse_byte_size(value: str) -> int:
+    """Parse ``--max-bytes``: a whole number of bytes, optionally with a K, M or G (binary) suffix.
+
+    Args:
+        value: The option's text, for example ``1048576``, ``512K``, ``256M``, ``2GiB``.
+
+    Returns:
+        The size in bytes.
+
+    Raises:
+        argparse.ArgumentTypeError: If the text is not of that form or is negative.
+    """
+    match = _BYTE_SIZE.fullmatch(value.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes such as 1048576 or 256M, got {value!r}")
+    return int(match[1]) * _UNITS[(match[2] or "").lower()]
+
+
+def _positive_int(value: str) -> int:
+    number = _non_negative(value)
+    if number == 0:
+        raise argparse.ArgumentTypeError("expected a number >= 1, got 0")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not number > 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {value!r}")
+    return number
+
+
 def _non_negative(value: str) -> int:
     try:
         number = int(value)
@@ -122,7 +215,7 @@ def _non_negative(value: str) -> int:
 
 
 def _cmd_count(args: argparse.Namespace) -> str:
-    text = read_text(args.file)
+    text = read_text(args.file, args.max_bytes)
     return str(count_tokens(text, args.encoding))
 
 
@@ -131,7 +224,7 @@ def _omitted_marker(chars: int) -> str:
 
 
 def _cmd_preview(args: argparse.Namespace) -> str:
-    text = read_text(args.file)
+    text = read_text(args.file, args.max_bytes)
     cut = preview(text, args.tokens, mode=args.mode, encoding=args.encoding)
     logger.debug(
         "mode=<%s>, head_end=<%d>, tail_start=<%d>, total=<%d> | preview cut",
@@ -149,11 +242,15 @@ def _cmd_preview(args: argparse.Namespace) -> str:
 
 
 def _cmd_grep(args: argparse.Namespace) -> str:
-    text = read_text(args.file)
+    text = read_text(args.file, args.max_bytes)
     line_range: tuple[int, int] | None = None
     if args.lines is not None:
         start, end = args.lines
-        line_range = (start, end if end is not None else text.count("\n") + 1)
+        if end is None:
+            # "S:" runs to the last line; a start past it must get the reference's
+            # "beyond content length" message, not "start must be <= end".
+            end = max(start, text.count("\n") + 1)
+        line_range = (start, end)
     return str(
         search_content(
             text,
@@ -171,12 +268,23 @@ def _cmd_demo(args: argparse.Namespace) -> str:
 
     report = io.StringIO()
     if demo(args.size_mb, args.pattern, args.repeats, out=report) != 0:
-        raise CliError(report.getvalue() + "the demo's conversation differs from the reference plugin's")
+        write_text(report.getvalue())
+        raise CliError("the demo's conversation differs from the reference plugin's")
     return report.getvalue()
 
 
 # ---------------------------------------------------------------------------
 # parser
+
+
+def _add_max_bytes(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--max-bytes",
+        type=parse_byte_size,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="refuse input larger than N bytes (suffixes K, M, G); default: 256M",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -200,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="cl100k_base",
         help="exact BPE encoding, or heuristic (ceil(characters / 4)); default: %(default)s",
     )
+    _add_max_bytes(count)
     count.set_defaults(handler=_cmd_count)
 
     preview = commands.add_parser(
@@ -219,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="heuristic cuts at N * 4 characters (as Strands does); BPE encodings cut on token boundaries; "
         "default: %(default)s",
     )
+    _add_max_bytes(preview)
     preview.set_defaults(handler=_cmd_preview)
 
     grep = commands.add_parser(
@@ -241,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="character budget of the answer; default: %(default)s",
     )
+    _add_max_bytes(grep)
     grep.set_defaults(handler=_cmd_grep)
 
     demo = commands.add_parser(
@@ -248,9 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="offload a large tool result in a scripted agent run and grep it back",
         description="Run an offline agent whose tool returns a large log; show what the model saw and the timings.",
     )
-    demo.add_argument("--size-mb", type=float, default=5.0, help="size of the generated log (default: %(default)s)")
+    demo.add_argument(
+        "--size-mb", type=_positive_float, default=5.0, help="size of the generated log (default: %(default)s)"
+    )
     demo.add_argument("--pattern", default="ERROR", help="what the scripted model greps for (default: %(default)s)")
-    demo.add_argument("--repeats", type=int, default=3, help="runs per plugin for the timing (default: %(default)s)")
+    demo.add_argument(
+        "--repeats", type=_positive_int, default=3, help="runs per plugin for the timing (default: %(default)s)"
+    )
     demo.set_defaults(handler=_cmd_demo)
 
     return parser
@@ -263,7 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments without the program name; the process arguments when ``None``.
 
     Returns:
-        The exit status: 0 on success, 1 on an error, 2 on bad usage.
+        The exit status: 0 on success, 1 on an error, 2 on bad usage, 130 when interrupted,
+        141 when the reader of standard output went away.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -273,7 +389,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         output = handler(args)
     except (CliError, ValueError) as exc:
-        sys.stderr.write(f"{PROG} {args.command}: error: {exc}\n")
-        return 1
-    write_text(output)
+        return _fail(args.command, str(exc))
+    except KeyboardInterrupt:
+        return _fail(args.command, "interrupted", status=130)
+    except MemoryError:
+        return _fail(args.command, "out of memory (try a smaller --max-bytes)")
+    except Exception as exc:
+        if args.verbose:
+            raise
+        return _fail(args.command, f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)")
+    try:
+        write_text(output)
+    except CliError as exc:
+        return _fail(args.command, str(exc))
+    except OSError as exc:
+        _silence_stdout()
+        if exc.errno == errno.EPIPE:
+            return _EXIT_BROKEN_PIPE
+        return _fail(args.command, f"cannot write output: {exc.strerror or exc}")
     return 0
+
+
+def _fail(command: str, message: str, status: int = 1) -> int:
+    """Report ``message`` as one line on standard error (when there is one) and return ``status``."""
+    line = " ".join(message.splitlines())
+    stream = sys.stderr
+    if stream is not None:
+        try:
+            stream.write(f"{PROG} {command}: error: {line}\n")
+            stream.flush()
+        except (OSError, ValueError):  # stderr full or closed: the status still tells
+            pass
+    return status
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device so the interpreter's final flush cannot fail again."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real descriptor (captured in tests): nothing will flush it at exit
