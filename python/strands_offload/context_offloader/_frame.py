@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "MAX_CONTENT_TYPE_BYTES",
+    "UnreadableEntryError",
     "frame",
     "frame_header",
     "read_framed",
@@ -22,6 +23,21 @@ __all__ = [
 
 #: Longest content type (in UTF-8 bytes) the two-byte header can describe.
 MAX_CONTENT_TYPE_BYTES = 0xFFFF
+
+
+class UnreadableEntryError(ValueError):
+    """A stored entry that is not a valid frame: ``Stored entry '{reference}' is unreadable: {reason}``.
+
+    Attributes:
+        reference: The reference that was read.
+        reason: What is wrong with the frame; never names the reference, so callers that must not
+            show storage keys can repeat it.
+    """
+
+    def __init__(self, reference: str, reason: str) -> None:
+        super().__init__(f"Stored entry '{reference}' is unreadable: {reason}")
+        self.reference = reference
+        self.reason = reason
 
 
 def frame(content: bytes, content_type: str) -> bytes:
@@ -77,8 +93,9 @@ async def read_framed(storage: Any, reference: str) -> tuple[bytes, str]:
 
     Raises:
         KeyError: ``Reference not found: {reference}`` when the storage has no such entry.
-        ValueError: When the stored bytes are not a valid frame; the message names the reference
-            and ends with the ``Corrupt storage frame: ...`` text of :func:`unframe`.
+        UnreadableEntryError: When the stored bytes are not a valid frame (a ``ValueError`` whose
+            message names the reference and ends with the ``Corrupt storage frame: ...`` text of
+            :func:`unframe`).
     """
     data, offset, content_type = await read_frame_raw(storage, reference)
     return bytes(data[offset:]), content_type
@@ -96,5 +113,5 @@ async def read_frame_raw(storage: Any, reference: str) -> tuple[bytes, int, str]
     try:
         offset, content_type = frame_header(data)
     except ValueError as error:
-        raise ValueError(f"Stored entry '{reference}' is unreadable: {error}") from error
+        raise UnreadableEntryError(reference, str(error)) from error
     return data, offset, content_type

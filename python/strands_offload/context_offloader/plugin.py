@@ -14,8 +14,10 @@ Options the reference does not have are keyword-only:
   the default (the model's ``count_tokens`` and chars/4 previews).
 - ``json_queries``: the retrieval tool also takes ``query``, a JSONPath subset
   evaluated on stored JSON.
-- ``opaque_references``: the model only ever sees random handles bound to this
-  plugin and agent, never storage keys, paths or bucket names.
+- ``opaque_references``: the model only ever sees random handles, never storage
+  keys, paths or bucket names, not even in error messages. With unified storage the
+  handle table is kept in the storage, bound to the agent id and the namespace, so a
+  restarted plugin resolves the handles of an earlier run (see ``_handles``).
 
 A tool can keep its own result from being offloaded with :func:`skip_offload`.
 """
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import secrets
 import uuid
 import weakref
 from collections.abc import Awaitable, Iterable, Mapping
@@ -42,6 +43,8 @@ from ..storage.storage import _NAMESPACED, _NamespacedStorage
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
+from ._frame import UnreadableEntryError
+from ._handles import HandleTable, is_reserved
 from ._index_cache import IndexCache
 from .search import _is_searchable_content, _search_content
 from .storage import InMemoryStorage
@@ -153,7 +156,8 @@ class ContextOffloader(Plugin):
         tokenizer: None (the model's own estimate), ``"cl100k_base"``, ``"o200k_base"``
             or ``"auto"``.
         json_queries: Let the retrieval tool evaluate a ``query`` on stored JSON.
-        opaque_references: Show the model random handles instead of storage references.
+        opaque_references: Show the model random handles instead of storage references, in
+            notices and in every error it can see.
 
     Raises:
         ValueError: On an invalid threshold, preview size, eviction setting or tokenizer.
@@ -180,10 +184,11 @@ class ContextOffloader(Plugin):
         self._evict_after_cycles, self._tokenizer = evict_after_cycles, tokenizer
         self._json_queries, self._opaque_references = json_queries, opaque_references
         self._storage: Any = None if storage is None else self._scope(storage)
-        # Per-agent state dies with its agent: bound storage, reference -> cycle, handle -> reference.
+        # Per-agent state dies with its agent: bound storage, reference -> cycle, handle table
+        # (the table's stored copy outlives both, see _handles).
         self._bound: weakref.WeakKeyDictionary[Agent, Any] = weakref.WeakKeyDictionary()
         self._cycles: weakref.WeakKeyDictionary[Agent, dict[str, int]] = weakref.WeakKeyDictionary()
-        self._handles: weakref.WeakKeyDictionary[Agent, dict[str, str]] = weakref.WeakKeyDictionary()
+        self._handles: weakref.WeakKeyDictionary[Agent, HandleTable] = weakref.WeakKeyDictionary()
         self._indexes = IndexCache()
         # The retrieval tool has two variants (with and without ``query``); the options pick one here.
         # Setting the list first keeps the base class from discovering both.
@@ -243,7 +248,7 @@ class ContextOffloader(Plugin):
         if not stale:
             return
         storage = self._storage_for_agent(event.agent)
-        removed = 0
+        removed: list[str] = []
         for reference in stale:
             try:
                 await storage.delete(reference)
@@ -252,9 +257,18 @@ class ContextOffloader(Plugin):
                 continue
             del tracked[reference]
             self._indexes.forget(reference)
-            removed += 1
-        if removed:
-            logger.debug("evicted=<%d>, cycle=<%d> | stale offloaded entries deleted", removed, cycle)
+            removed.append(reference)
+        if not removed:
+            return
+        logger.debug("evicted=<%d>, cycle=<%d> | stale offloaded entries deleted", len(removed), cycle)
+        if self._opaque_references:
+            try:
+                await self._table(event.agent).drop(removed)
+            except Exception:
+                # The stored table keeps handles of deleted entries; they resolve to "not found".
+                logger.warning(
+                    "evicted=<%d> | could not drop their handles from the table", len(removed), exc_info=True
+                )
 
     def _track(self, agent: Agent, reference: str, cycle: int) -> None:
         if self._storage is None or is_legacy_storage(self._storage):
@@ -263,20 +277,40 @@ class ContextOffloader(Plugin):
 
     # ------------------------------------------------------------------ references shown to the model
 
-    def _shown(self, agent: Agent, reference: str) -> str:
-        if not self._opaque_references or not reference:
-            return reference
-        handle = f"ref_{secrets.token_urlsafe(12)}"
-        self._handles.setdefault(agent, {})[handle] = reference
-        return handle
+    def _table(self, agent: Agent) -> HandleTable:
+        table = self._handles.get(agent)
+        if table is None:
+            table = HandleTable(self._storage_for_agent(agent), str(getattr(agent, "agent_id", None) or "default"))
+            self._handles[agent] = table
+        return table
 
-    def _resolve(self, agent: Agent, shown: str) -> str:
+    async def _resolve(self, agent: Agent, shown: str) -> str:
+        """The storage reference the model means by ``shown``.
+
+        Raises:
+            ValueError: ``reference not found: {shown}`` for an unknown handle or a handle table's
+                key; any other failure is reported naming ``shown`` only.
+        """
         if not self._opaque_references:
-            return shown
-        reference = self._handles.get(agent, {}).get(shown)
-        if reference is None:
+            reference: str | None = shown
+        else:
+            try:
+                reference = await self._table(agent).resolve(shown)
+            except Exception as error:
+                raise self._unreachable(shown, error) from None
+        if reference is None or is_reserved(reference):
             raise ValueError(f"reference not found: {shown}")
         return reference
+
+    def _unreachable(self, handle: str, error: Exception) -> ValueError:
+        """An error for the model about ``handle`` whose text cannot name a key, path or bucket.
+
+        The storage's own message (which may name them) goes to the log, for the operator.
+        """
+        if isinstance(error, UnreadableEntryError):
+            return ValueError(f"Stored entry '{handle}' is unreadable: {error.reason}")
+        logger.warning("handle=<%s> | storage failed while resolving or reading it", handle, exc_info=error)
+        return ValueError(f"Stored entry '{handle}' could not be read from storage ({type(error).__name__})")
 
     # ------------------------------------------------------------------ the retrieval tool
 
@@ -381,12 +415,16 @@ class ContextOffloader(Plugin):
         context_lines: int | None,
         query: str | None,
     ) -> dict[str, Any] | str:
-        reference = self._resolve(agent, shown)
+        reference = await self._resolve(agent, shown)
         storage = self._storage_for_agent(agent)
         try:
             blob = await retrieve_blob(storage, reference)
         except KeyError as error:
             raise ValueError(f"reference not found: {shown}") from error
+        except Exception as error:
+            if not self._opaque_references:
+                raise
+            raise self._unreachable(shown, error) from None
         self._track(agent, reference, agent.event_loop_metrics.cycle_count)
 
         content_type = blob.content_type
@@ -533,10 +571,15 @@ class ContextOffloader(Plugin):
                 continue
             if isinstance(stored, _StoredBlock):
                 self._track(agent, stored.reference, cycle)
-                stored.reference = self._shown(agent, stored.reference)
                 entries.append(stored)
             else:
                 entries.append(None)
+        if self._opaque_references:
+            # One table save for the whole result; a failed save fails the offload (nothing is shown).
+            recorded = [stored_block for stored_block in entries if stored_block is not None]
+            handles = await self._table(agent).issue([stored_block.reference for stored_block in recorded])
+            for stored_block, handle in zip(recorded, handles, strict=True):
+                stored_block.reference = handle
 
         preview = self._preview(preview_parts, agent)
         listed = "\n".join(f"  {e.reference} ({e.description})" for e in entries if e is not None and e.reference)
