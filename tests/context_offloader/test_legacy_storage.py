@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import time
@@ -191,8 +192,115 @@ def test_planted_symlink_is_not_followed_out(tmp_path: Path) -> None:
     directory.mkdir()
     (tmp_path / "secret").write_bytes(b"secret")
     (directory / "link.txt").symlink_to(tmp_path / "secret")
-    with pytest.raises(KeyError, match="Reference not found: link.txt"):
-        run(FileStorage(str(directory)).retrieve("link.txt"))
+    (directory / "real.txt").write_bytes(b"real")
+    (directory / "inside_link.txt").symlink_to(directory / "real.txt")
+    storage = FileStorage(str(directory))
+    for reference in ("link.txt", str(directory / "link.txt"), "inside_link.txt"):
+        with pytest.raises(KeyError, match=re.escape(f"Reference not found: {reference}")):
+            run(storage.retrieve(reference))
+    assert run(storage.retrieve("real.txt")) == (b"real", "application/octet-stream")
+
+
+def test_symlinked_sidecar_and_lock_file_are_not_followed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    directory, outside = tmp_path / "art", tmp_path / "outside"
+    directory.mkdir()
+    outside.mkdir()
+    (outside / "meta.json").write_text(json.dumps({"x.txt": "text/evil"}))
+    (directory / "x.txt").write_bytes(b"x")
+    (directory / ".metadata.json").symlink_to(outside / "meta.json")
+    (directory / ".__strands_metadata.lock").symlink_to(outside / "lock")  # dangling: O_CREAT would create it
+    with caplog.at_level("WARNING"):
+        storage = FileStorage(str(directory))
+    assert "content-type sidecar is a symlink, ignoring it" in caplog.text
+    assert run(storage.retrieve("x.txt")) == (b"x", "application/octet-stream")
+    with pytest.raises(OSError):
+        run(storage.store("k", b"v"))  # the lock cannot be taken through a link
+    (directory / ".__strands_metadata.lock").unlink()
+    name = run(storage.store("k", b"v"))
+    assert not (directory / ".metadata.json").is_symlink()  # replaced, never written through
+    assert json.loads((directory / ".metadata.json").read_text()) == {name: "text/plain"}
+    assert sorted(os.listdir(outside)) == ["meta.json"]
+    assert json.loads((outside / "meta.json").read_text()) == {"x.txt": "text/evil"}
+
+
+def test_symlinks_flipped_by_another_process_never_lead_outside(tmp_path: Path) -> None:
+    """Retrieves and stores race a process swapping the content file, sidecar and lock for links."""
+    from _symlink_flipper import flipping
+
+    directory, outside = tmp_path / "art", tmp_path / "outside"
+    directory.mkdir()
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    (outside / "meta.json").write_text(json.dumps({"link.txt": "text/evil"}))
+    (directory / "link.txt").write_bytes(b"inside")
+    (directory / ".metadata.json").write_text("{}")
+    (directory / ".__strands_metadata.lock").write_bytes(b"")
+    counts = {"retrieve": 0, "store": 0, "open": 0}
+    specs = [
+        ("file", directory / "link.txt", outside / "secret"),
+        ("file", directory / ".metadata.json", outside / "meta.json"),
+        ("file", directory / ".__strands_metadata.lock", outside / "lock"),
+    ]
+
+    async def hammer(process: Any) -> None:
+        storage = FileStorage(str(directory), durable=False)
+        while process.poll() is None:
+            fresh = FileStorage(str(directory), durable=False)
+            assert "text/evil" not in fresh._content_types.values()
+            counts["open"] += 1
+            for reader in (storage, fresh):
+                try:
+                    content, content_type = await reader.retrieve("link.txt")
+                except KeyError:
+                    continue
+                assert content == b"inside" and content_type != "text/evil"
+                counts["retrieve"] += 1
+            try:
+                await storage.store("k", b"v")
+                counts["store"] += 1
+            except OSError:
+                pass  # the lock was a link at that moment: refused
+
+    logging.getLogger("strands_offload.context_offloader.storage").disabled = True
+    try:
+        with flipping(specs, seconds=1.5) as process:
+            run(hammer(process))
+    finally:
+        logging.getLogger("strands_offload.context_offloader.storage").disabled = False
+    assert sorted(os.listdir(outside)) == ["meta.json", "secret"]
+    assert (outside / "secret").read_bytes() == b"secret"
+    assert json.loads((outside / "meta.json").read_text()) == {"link.txt": "text/evil"}
+    assert min(counts.values()) > 10, counts
+
+
+def test_opening_sweeps_temp_files_abandoned_by_killed_writers(tmp_path: Path) -> None:
+    directory = tmp_path / "art"
+    directory.mkdir()
+    old = time.time() - 2 * 3600
+    stale = directory / f".__strands_tmp_{uuid.uuid4().hex}"
+    fresh = directory / f".__strands_tmp_{uuid.uuid4().hex}"
+    lookalikes = [directory / ".__strands_tmp_notours", directory / f"{uuid.uuid4().hex}.txt"]
+    for path in (stale, fresh, *lookalikes):
+        path.write_bytes(b"partial")
+    for path in (stale, *lookalikes):
+        os.utime(path, (old, old))
+    FileStorage(str(directory))
+    assert not stale.exists()
+    assert fresh.exists() and all(path.exists() for path in lookalikes)
+
+
+def test_sidecar_nested_too_deeply_is_ignored_like_other_bad_sidecars(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = tmp_path / "art"
+    name = run(FileStorage(str(directory)).store("k", b"payload", "application/json"))
+    (directory / ".metadata.json").write_text("[" * 100_000)
+    with caplog.at_level("WARNING"):
+        storage = FileStorage(str(directory))
+        assert run(storage.retrieve(name)) == (b"payload", "application/octet-stream")
+    assert "content-type sidecar is not valid JSON, ignoring it" in caplog.text
+    new = run(storage.store("n", b"new"))
+    assert run(FileStorage(str(directory)).retrieve(new)) == (b"new", "text/plain")
 
 
 def test_content_is_written_before_sidecar_and_both_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,10 +309,10 @@ def test_content_is_written_before_sidecar_and_both_atomically(tmp_path: Path, m
     first = run(storage.store("a", b"one"))
     real_replace = os.replace
 
-    def crash_on_sidecar(src: str, dst: str) -> None:
+    def crash_on_sidecar(src: str, dst: str, **dir_fds: Any) -> None:
         if dst.endswith(".metadata.json"):
             raise OSError("crash while replacing the sidecar")
-        real_replace(src, dst)
+        real_replace(src, dst, **dir_fds)
 
     monkeypatch.setattr(os, "replace", crash_on_sidecar)
     with pytest.raises(OSError, match="crash while replacing the sidecar"):

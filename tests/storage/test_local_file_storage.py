@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvi
 from strands.storage.search import Bm25SearchStrategy as RefBm25
 from strands.types.exceptions import StorageError
 from strands_offload.storage import LocalFileStorage
+from strands_offload.storage.local_file_storage import MAX_KEY_DEPTH
 from strands_offload.storage.search import Bm25SearchStrategy, KeywordSearchStrategy
 
 
@@ -187,6 +190,12 @@ def test_killed_writer_never_leaves_a_partial_file(tmp_path: Path, sandbox: str)
         process.stdout.close()
         assert (data_dir / "victim.bin").read_bytes() in valid
         assert run(LocalFileStorage(str(data_dir)).list()) == ["victim.bin"]
+    # Whatever temp files the kills left are swept by the next writer once they are stale.
+    old = time.time() - 2 * 3600
+    for leftover in data_dir.glob(".__strands_tmp_*"):
+        os.utime(leftover, (old, old))
+    run(LocalFileStorage(str(data_dir)).write("after", b"x"))
+    assert sorted(os.listdir(data_dir)) == ["after", "victim.bin"]
 
 
 def test_host_default_sandbox_writes_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +232,9 @@ def test_absolute_keys_stay_inside(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("walk", [True, False], ids=["dir-fd-walk", "resolve-and-check"])
-def test_planted_symlinks_cannot_lead_outside(tmp_path: Path, walk: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_symlinks_below_the_base_are_never_followed(
+    tmp_path: Path, walk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from strands_offload.storage import _hostfs
 
     if walk and not _hostfs.WALK_SUPPORTED:
@@ -238,26 +249,33 @@ def test_planted_symlinks_cannot_lead_outside(tmp_path: Path, walk: bool, monkey
     (base / "inner").mkdir()
     (base / "inside_link").symlink_to(base / "inner" / "x")
     storage = LocalFileStorage(str(base))
+    refused = "passes through a symlink, and symlinks inside the storage directory are not followed"
 
     async def scenario() -> None:
         for key in ("dirlink/secret", "dirlink/new", "dirlink/deeper/new"):
-            for operation in (storage.read(key), storage.write(key, b"pwned"), storage.delete(key)):
-                with pytest.raises(StorageError, match="resolves outside the storage directory"):
-                    await operation
-        with pytest.raises(StorageError, match="^Invalid storage key 'filelink': it resolves outside"):
+            for operation in (storage.read, storage.delete, lambda k: storage.write(k, b"pwned")):
+                with pytest.raises(StorageError, match=refused):
+                    await operation(key)
+        with pytest.raises(StorageError, match=f"^Invalid storage key 'filelink': it {refused}"):
             await storage.read("filelink")
-        # Keyword search skips the unreadable link instead of failing.
+        # Links are not entries: not listed, so keyword search never meets them.
+        assert await storage.list() == []
+        assert await storage.list("dirlink/") == []
         assert [hit.key for hit in await storage.search("secret")] == []
         # A link at the key itself is replaced by a write, never written through.
         await storage.write("filelink", b"replaced")
         assert not (base / "filelink").is_symlink() and (base / "filelink").read_bytes() == b"replaced"
+        # Links that stay inside are refused too (the reference follows them).
         (base / "inner" / "x").write_bytes(b"inside")
-        assert await storage.read("inside_link") == b"inside"  # a link that stays inside is followed
+        with pytest.raises(StorageError, match=refused):
+            await storage.read("inside_link")
         (base / "inner_dir_link").symlink_to(base / "inner", target_is_directory=True)
-        await storage.write("inner_dir_link/y", b"y")
-        assert (base / "inner" / "y").read_bytes() == b"y"
-        await storage.delete("inside_link")
-        assert not (base / "inside_link").exists() and (base / "inner" / "x").exists()
+        with pytest.raises(StorageError, match=refused):
+            await storage.write("inner_dir_link/y", b"y")
+        assert not (base / "inner" / "y").exists()
+        await storage.delete("inside_link")  # removes the link itself
+        assert not (base / "inside_link").is_symlink() and (base / "inner" / "x").exists()
+        assert await storage.list() == ["filelink", "inner/x"]
 
     run(scenario())
     assert (outside / "secret").read_bytes() == b"secret"
@@ -272,9 +290,190 @@ def test_directory_swapped_for_a_symlink_later_is_refused(tmp_path: Path) -> Non
     (base / "d" / "k").unlink()
     (base / "d").rmdir()
     (base / "d").symlink_to(outside, target_is_directory=True)
-    with pytest.raises(StorageError, match="resolves outside"):
+    with pytest.raises(StorageError, match="passes through a symlink"):
         run(storage.write("d/k", b"2"))
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("walk", [True, False], ids=["dir-fd-walk", "resolve-and-check"])
+def test_planted_namespace_link_never_leads_outside(
+    tmp_path: Path, walk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from strands_offload.storage import _hostfs
+
+    if walk and not _hostfs.WALK_SUPPORTED:
+        pytest.skip("no dir_fd support on this platform")
+    monkeypatch.setattr(_hostfs, "WALK_SUPPORTED", walk)
+    base, outside = tmp_path / "base", tmp_path / "outside"
+    base.mkdir()
+    (outside / "s").mkdir(parents=True)
+    (outside / "x").write_bytes(b"outside")
+    (outside / "s" / "secret_name").write_bytes(b"outside")
+    (base / "ns").symlink_to(outside, target_is_directory=True)
+    (base / "dirlink").symlink_to(outside, target_is_directory=True)
+    root = LocalFileStorage(str(base))
+    scoped = root.namespace("ns")
+    nested = root.namespace("real").namespace("ns")
+    (base / "real").mkdir()
+    (base / "real" / "ns").symlink_to(outside, target_is_directory=True)
+
+    async def scenario() -> None:
+        for storage in (scoped, nested):
+            with pytest.raises(StorageError, match="passes through a symlink"):
+                await storage.write("k", b"pwned")
+            with pytest.raises(StorageError, match="passes through a symlink"):
+                await storage.read("x")
+            with pytest.raises(StorageError, match="passes through a symlink"):
+                await storage.delete("x")
+            assert await storage.list() == []
+            assert await storage.list("s/") == []
+        assert await root.list("dirlink/s") == []
+        assert await root.list("dirlink/s/") == []
+        assert await root.list() == []
+
+    run(scenario())
+    assert sorted(os.listdir(outside)) == ["s", "x"]
+    assert os.listdir(outside / "s") == ["secret_name"] and (outside / "x").read_bytes() == b"outside"
+
+
+def test_symlinks_flipped_by_another_process_never_lead_outside(tmp_path: Path) -> None:
+    """Reads, writes and listings race a process swapping a file and a directory for outside links."""
+    from _symlink_flipper import flipping
+
+    base, outside = tmp_path / "base", tmp_path / "outside"
+    (base / "sub").mkdir(parents=True)
+    (base / "sub" / "x").write_bytes(b"inside")
+    (base / "x").write_bytes(b"inside")
+    outside.mkdir()
+    (outside / "x").write_bytes(b"OUTSIDE")
+    (outside / "only_outside").write_bytes(b"OUTSIDE")
+    storage = LocalFileStorage(str(base), durable=False)
+    scoped = storage.namespace("sub")
+    operations = {"read": 0, "write": 0, "list": 0}
+
+    async def hammer(process: Any) -> None:
+        n = 0
+        while process.poll() is None:
+            n += 1
+            for reader, key in ((storage, "x"), (storage, "sub/x"), (scoped, "x")):
+                with contextlib.suppress(StorageError):
+                    assert await reader.read(key) in (None, b"inside")
+                    operations["read"] += 1
+            for writer, key in ((storage, f"sub/w{n}"), (scoped, f"n{n}")):
+                with contextlib.suppress(StorageError):
+                    await writer.write(key, b"w")
+                    operations["write"] += 1
+            for lister, prefix in ((storage, ""), (storage, "sub/"), (scoped, "")):
+                keys = await lister.list(prefix)
+                operations["list"] += 1
+                assert not [key for key in keys if key.endswith("only_outside")]
+
+    with flipping([("file", base / "x", outside / "x"), ("dir", base / "sub", outside)], seconds=1.5) as process:
+        run(hammer(process))
+    assert sorted(os.listdir(outside)) == ["only_outside", "x"]
+    assert (outside / "x").read_bytes() == (outside / "only_outside").read_bytes() == b"OUTSIDE"
+    assert min(operations.values()) > 10, operations
+
+
+# -- work budgets ----------------------------------------------------------------------------
+
+
+def test_keys_deeper_than_the_limit_are_refused_on_write(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    storage = LocalFileStorage(str(base))
+    deepest = "a/" * (MAX_KEY_DEPTH - 1) + "b"  # exactly MAX_KEY_DEPTH levels
+
+    async def scenario() -> None:
+        for key in ("a/" * 1000 + "b", "a/" * MAX_KEY_DEPTH + "b"):
+            expected = rf"^Invalid storage key '{key}': it is nested \d+ levels deep, more than the limit of 64$"
+            with pytest.raises(StorageError, match=expected):
+                await storage.write(key, b"x")
+        with pytest.raises(StorageError, match="limit of 64"):
+            await storage.namespace("ns").write(deepest, b"x")  # namespace levels count
+        await storage.write("./" + deepest, b"dot segments do not nest")
+        assert await storage.list() == [deepest]
+        assert await storage.read(deepest) == b"dot segments do not nest"
+
+    assert MAX_KEY_DEPTH == 64
+    run(scenario())
+    assert not (base / "ns").exists()
+    assert not base.joinpath(*["a"] * MAX_KEY_DEPTH).exists()
+
+
+def test_entries_deeper_than_the_limit_on_disk_are_skipped_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = tmp_path / "base"
+    levels = [base.joinpath(*["d"] * n) for n in range(1, 1001)]
+    base.mkdir()
+    for level in levels:  # pathlib and os.makedirs recurse per level
+        os.mkdir(level)
+    deep_dir = levels[-1]
+    (deep_dir / "f").write_bytes(b"needle, too deep to list")
+    deep_key = "d/" * 1000 + "f"
+    storage = LocalFileStorage(str(base))
+
+    async def scenario() -> None:
+        await storage.write("top", b"needle at the top")
+        await storage.write("d/near", b"needle near")
+        with caplog.at_level("WARNING", logger="strands_offload.storage.local_file_storage"):
+            assert await storage.list() == ["d/near", "top"]
+            assert await storage.list("d/d/") == []
+        warnings = [r for r in caplog.records if "deeper than the key depth limit" in r.getMessage()]
+        assert len(warnings) == 2  # one per listing, not one per entry
+        assert sorted(hit.key for hit in await storage.search("needle")) == ["d/near", "top"]
+        # A deep entry stays reachable by its key, so it can be read and removed.
+        assert await storage.read(deep_key) == b"needle, too deep to list"
+        await storage.delete(deep_key)
+        assert not (deep_dir / "f").exists()
+
+    try:
+        run(scenario())
+    finally:
+        for level in reversed(levels):  # so the temp-dir cleanup never meets the deep tree
+            with contextlib.suppress(OSError):
+                os.rmdir(level)
+
+
+# -- abandoned temp files --------------------------------------------------------------------
+
+
+def _plant_temps(directory: Path) -> dict[str, Path]:
+    """Temp-like files: ours (stale and fresh) and look-alikes that are not ours."""
+    directory.mkdir(parents=True, exist_ok=True)
+    old = time.time() - 2 * 3600
+    planted = {
+        "stale": directory / f".__strands_tmp_{uuid.uuid4().hex}",
+        "fresh": directory / f".__strands_tmp_{uuid.uuid4().hex}",
+        "not_hex": directory / ".__strands_tmp_notours",
+        "upper": directory / f".__strands_tmp_{uuid.uuid4().hex.upper()}",
+        "user": directory / f"tmp_{uuid.uuid4().hex}",
+        "link": directory / f".__strands_tmp_{uuid.uuid4().hex}",
+    }
+    for name, path in planted.items():
+        if name == "link":
+            target = directory.parent / "link_target"
+            target.write_bytes(b"t")
+            path.symlink_to(target)
+        else:
+            path.write_bytes(b"partial")
+        if name != "fresh":
+            os.utime(path, (old, old), follow_symlinks=False)
+    return planted
+
+
+def test_first_write_sweeps_temp_files_abandoned_by_killed_writers(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    top, sub = _plant_temps(base), _plant_temps(base / "sub")
+    storage = LocalFileStorage(str(base))
+    run(storage.write("k", b"v"))
+    assert not top["stale"].exists()
+    assert all(os.path.lexists(path) for name, path in top.items() if name != "stale")
+    assert sub["stale"].exists()  # swept when a write goes there
+    run(storage.namespace("sub").write("k", b"v"))
+    assert not sub["stale"].exists()
+    assert all(os.path.lexists(path) for name, path in sub.items() if name != "stale")
+    assert (tmp_path / "link_target").exists()
 
 
 # -- sandboxes -------------------------------------------------------------------------------

@@ -18,9 +18,14 @@ Differences from the reference, all in failure or race situations:
   sidecar is merged with the one on disk before each rewrite, under an inter-process file lock
   (``.__strands_metadata.lock``), so instances and processes sharing a directory keep each other's
   entries.
-* A sidecar that is not valid UTF-8 JSON object is logged and treated as empty (the reference
-  raised ``UnicodeDecodeError`` or failed later with ``TypeError``); the files stay retrievable by
-  name. A sidecar entry whose content type is not a string raises ``ValueError`` naming the file.
+* A sidecar that is not a valid UTF-8 JSON object (including one nested too deeply to parse) or
+  that is a symlink is logged and treated as empty (the reference raised ``UnicodeDecodeError``,
+  ``RecursionError`` or failed later with ``TypeError``); the files stay retrievable by name. A
+  sidecar entry whose content type is not a string raises ``ValueError`` naming the file.
+* On the host every file is opened relative to one descriptor of the directory without following
+  symlinks, so a symlink in the directory is never read through (the reference follows those that
+  stay inside), even while another process swaps it. Opening the storage removes temp files that
+  writers killed mid-write left behind (our naming only, untouched for an hour).
 * ``S3Storage`` runs its calls in a worker thread instead of blocking the event loop.
 """
 
@@ -33,12 +38,14 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 
-from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within
+from ..storage import _hostfs
+from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within, sweep_stale_temps
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -232,6 +239,8 @@ class FileStorage:
         self._content_types: dict[str, Any] = {}
         self._metadata_loaded = False
         self._sidecar_damaged = False
+        if self._host:
+            self._sweep_abandoned_temps()
         if sandbox is None:
             self._content_types = self._parse_sidecar(self._read_host_sidecar())
             self._metadata_loaded = True
@@ -260,14 +269,44 @@ class FileStorage:
             number = self._numbers.take()
         return f"{int(time.time() * 1000)}_{number}_{stem}{ext}"
 
+    def _open_host_dir(self, *, create: bool) -> int:
+        """A descriptor of the artifact directory: every host file operation goes through one."""
+        return _hostfs.open_base(self._host_path(""), create=create)
+
+    def _sweep_abandoned_temps(self) -> None:
+        try:
+            if not _hostfs.WALK_SUPPORTED:
+                sweep_stale_temps(self._host_path(""))
+                return
+            directory = self._open_host_dir(create=False)
+        except OSError:
+            return  # no directory yet: nothing to sweep
+        try:
+            sweep_stale_temps(directory)
+        finally:
+            os.close(directory)
+
     # -- sidecar ------------------------------------------------------------------------------
 
-    def _read_host_sidecar(self) -> str | None:
+    def _read_host_sidecar(self, directory: int | None = None) -> str | None:
+        """Return the sidecar's text read from the host (through ``directory`` when given)."""
         path = self._host_path(self._METADATA_FILE)
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
-        except OSError:
+            if not _hostfs.WALK_SUPPORTED:
+                with open(path, "rb") as handle:
+                    raw = handle.read()
+            elif directory is not None:
+                raw = _hostfs.read_in(directory, self._METADATA_FILE)
+            else:
+                directory = self._open_host_dir(create=False)
+                try:
+                    raw = _hostfs.read_in(directory, self._METADATA_FILE)
+                finally:
+                    os.close(directory)
+        except OSError as error:
+            if _hostfs.WALK_SUPPORTED and not isinstance(error, FileNotFoundError) and self._sidecar_is_link():
+                logger.warning("path=<%s> | content-type sidecar is a symlink, ignoring it", path)
+                self._sidecar_damaged = True
             return None
         try:
             return raw.decode("utf-8")
@@ -276,12 +315,19 @@ class FileStorage:
             self._sidecar_damaged = True
             return None
 
+    def _sidecar_is_link(self) -> bool:
+        try:
+            return os.path.islink(self._host_path(self._METADATA_FILE))
+        except OSError:
+            return False
+
     def _parse_sidecar(self, text: str | None) -> dict[str, Any]:
         if text is None:
             return {}
         try:
             loaded = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: nesting deeper than the decoder's recursion limit ("[" * 100000).
             logger.warning("dir=<%s> | content-type sidecar is not valid JSON, ignoring it", self._artifact_dir)
             self._sidecar_damaged = True
             return {}
@@ -309,16 +355,26 @@ class FileStorage:
                 self._content_types = parsed
                 self._metadata_loaded = True
 
-    def _save_host_sidecar(self, filename: str, content_type: str) -> None:
-        """Record one entry, merging with the sidecar on disk, and replace the sidecar atomically."""
-        with self._sidecar_lock, interprocess_lock(self._host_path(_SIDECAR_LOCK)):
-            on_disk = self._parse_sidecar(self._read_host_sidecar())
+    def _save_host_sidecar(self, filename: str, content_type: str, directory: int | None) -> None:
+        """Record one entry, merging with the sidecar on disk, and replace the sidecar atomically.
+
+        With ``directory`` (a descriptor of the artifact directory) every file is opened through it.
+        """
+        if directory is None:
+            lock = interprocess_lock(self._host_path(_SIDECAR_LOCK))
+        else:
+            lock = interprocess_lock(_SIDECAR_LOCK, dir_fd=directory)
+        with self._sidecar_lock, lock:
+            on_disk = self._parse_sidecar(self._read_host_sidecar(directory))
             with self._lock:
                 self._content_types[filename] = content_type
                 for name, value in on_disk.items():
                     self._content_types.setdefault(name, value)
-                text = json.dumps(self._content_types)
-            atomic_write(self._host_path(self._METADATA_FILE), text.encode("utf-8"), durable=self._durable)
+                data = json.dumps(self._content_types).encode("utf-8")
+            if directory is None:
+                atomic_write(self._host_path(self._METADATA_FILE), data, durable=self._durable)
+            else:
+                _hostfs.replace_in(directory, self._METADATA_FILE, data, durable=self._durable)
 
     # -- store --------------------------------------------------------------------------------
 
@@ -344,14 +400,30 @@ class FileStorage:
         return filename
 
     def _store_on_host(self, stem: str, ext: str, content: bytes, content_type: str) -> str:
-        os.makedirs(self._host_path(""), exist_ok=True)
+        if not _hostfs.WALK_SUPPORTED:
+            os.makedirs(self._host_path(""), exist_ok=True)
+            filename = self._create_unique(
+                stem, ext, lambda name: atomic_create(self._host_path(name), content, durable=self._durable)
+            )
+            self._save_host_sidecar(filename, content_type, None)
+            return filename
+        directory = self._open_host_dir(create=True)
+        try:
+            filename = self._create_unique(
+                stem, ext, lambda name: _hostfs.create_in(directory, name, content, durable=self._durable)
+            )
+            self._save_host_sidecar(filename, content_type, directory)
+        finally:
+            os.close(directory)
+        return filename
+
+    def _create_unique(self, stem: str, ext: str, create: Callable[[str], bool]) -> str:
+        """Create the next free name with ``create`` (``False`` = taken) and return it."""
         while True:
             filename = self._next_name(stem, ext)
-            if atomic_create(self._host_path(filename), content, durable=self._durable):
-                break
+            if create(filename):
+                return filename
             logger.debug("filename=<%s> | name already taken, trying the next counter", filename)
-        self._save_host_sidecar(filename, content_type)
-        return filename
 
     # -- retrieve -----------------------------------------------------------------------------
 
@@ -422,13 +494,24 @@ class FileStorage:
         return content, self._content_type_of(filename, reference)
 
     def _read_on_host(self, filename: str, reference: str) -> bytes:
-        directory = self._host_path("")
-        path = os.path.join(directory, filename)
-        if not is_within(path, directory) or not os.path.isfile(path):
+        if not _hostfs.WALK_SUPPORTED:
+            directory_path = self._host_path("")
+            path = os.path.join(directory_path, filename)
+            if not is_within(path, directory_path) or not os.path.isfile(path):
+                raise _not_found(reference)
+            try:
+                with open(path, "rb") as handle:
+                    return handle.read()
+            except OSError as error:
+                raise _not_found(reference) from error
+        if filename in ("", ".", "..") or "/" in filename or os.sep in filename:
             raise _not_found(reference)
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
+            directory = self._open_host_dir(create=False)
+            try:
+                return _hostfs.read_in(directory, filename)
+            finally:
+                os.close(directory)
         except OSError as error:
             raise _not_found(reference) from error
 

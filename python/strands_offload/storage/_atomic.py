@@ -1,9 +1,13 @@
-"""Crash-safe file replacement and containment checks for the file-based backends."""
+"""Crash-safe file replacement, containment checks and temp-file sweeping for the file-based backends."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
+import stat
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,11 +17,20 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+logger = logging.getLogger(__name__)
+
 #: Names starting with this are internal (temp files, indexes) and never listed as keys.
 INTERNAL_PREFIX = ".__strands_"
 
+#: A temp file of our naming (also the reference's) untouched for this long is abandoned: its
+#: writer was killed before the rename. Live writers touch theirs continuously, and a rename
+#: follows the last write within the time an ``fsync`` takes.
+STALE_TEMP_SECONDS = 3600.0
+
+_TEMP_NAME = re.compile(re.escape(INTERNAL_PREFIX) + r"tmp_[0-9a-f]{32}")
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def temp_name() -> str:
@@ -146,16 +159,55 @@ def atomic_create(path: str, data: bytes, *, durable: bool = True) -> bool:
     return True
 
 
+def sweep_stale_temps(directory: int | str) -> int:
+    """Remove abandoned temp files of our naming from one directory; return how many went.
+
+    Only regular files named exactly like :func:`temp_name` output and not modified for
+    :data:`STALE_TEMP_SECONDS` are removed (a symlink or any other name is never touched). Failures
+    are ignored: sweeping is housekeeping.
+
+    Args:
+        directory: An open directory descriptor (names are then removed relative to it) or a path.
+    """
+    horizon = time.time() - STALE_TEMP_SECONDS
+    removed = 0
+    try:
+        scanner = os.scandir(directory)
+    except OSError:
+        return 0
+    with scanner as entries:
+        for entry in entries:
+            if not _TEMP_NAME.fullmatch(entry.name):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode) or info.st_mtime > horizon:
+                    continue
+                if isinstance(directory, int):
+                    os.unlink(entry.name, dir_fd=directory)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+            removed += 1
+    if removed:
+        logger.info("removed=<%d> | swept temp files abandoned by killed writers", removed)
+    return removed
+
+
 @contextmanager
-def interprocess_lock(path: str) -> Iterator[None]:
+def interprocess_lock(path: str, *, dir_fd: int | None = None) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created if needed); a no-op where ``fcntl`` is missing.
 
-    Serialises read-modify-write cycles of a shared file between processes.
+    Serialises read-modify-write cycles of a shared file between processes. The lock file is never
+    reached through a symlink (``O_NOFOLLOW``); with ``dir_fd`` it is opened relative to that
+    directory descriptor.
     """
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
-    handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    flags = os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC
+    handle = os.open(path, flags, 0o666) if dir_fd is None else os.open(path, flags, 0o666, dir_fd=dir_fd)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
+import logging
 import os
 import warnings
 from collections.abc import Iterator
@@ -16,6 +18,7 @@ from strands.types.exceptions import StorageError
 
 from . import _hostfs
 from ._atomic import INTERNAL_PREFIX
+from ._hostfs import MAX_KEY_DEPTH
 from ._keys import normalize_key, normalize_prefix
 from .search.keyword import KeywordSearchStrategy
 from .storage import _NAMESPACED, StorageSearchResult, index_written
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
 
     from .search.types import SandboxSafeSearchStrategy, SearchStrategy
 
-__all__ = ["LocalFileStorage"]
+__all__ = ["MAX_KEY_DEPTH", "LocalFileStorage"]
+
+logger = logging.getLogger(__name__)
 
 
 _ABSENT = (FileNotFoundError, NotADirectoryError)
@@ -74,11 +79,17 @@ class LocalFileStorage:
     the write is one ``sandbox.write_file`` call, as atomic as that sandbox makes it, and sandboxed
     writes are never indexed (the host is not touched).
 
-    Keys are validated (no ``..`` segment, backslash or NUL). On the host, paths are opened one
-    directory at a time without following symlinks; a symlink found inside ``base_dir`` is followed
-    only if its resolved target stays inside, otherwise the operation fails with ``StorageError``.
-    A symlink at the key itself is replaced by ``write`` and removed by ``delete`` (its target is
-    never touched), as in the reference.
+    Keys are validated (no ``..`` segment, backslash or NUL) and ``write`` refuses keys nested
+    deeper than :data:`MAX_KEY_DEPTH` levels (a namespace's levels count). On the host (the SDK's
+    default host sandbox included) every path below ``base_dir`` is opened one directory at a time,
+    relative to its parent's descriptor, without following symlinks, so no read, write, delete or
+    listing can leave ``base_dir`` even while another process swaps links under it: a symlink on
+    the way to a key, or at the key when reading, fails the operation with ``StorageError``, and
+    listings skip symlinks. (The reference follows symlinks.) A namespace is walked from the
+    storage it was made from, so a symlink planted at its directory is refused too. A symlink at
+    the key itself is replaced by ``write`` and removed by ``delete`` (its target is never touched),
+    as in the reference. The first write into a directory removes the temp files that writers
+    killed mid-write left there (our naming only, untouched for an hour).
 
     Args:
         base_dir: Root directory (normalised with ``os.path.normpath``).
@@ -127,6 +138,12 @@ class LocalFileStorage:
         self._host = _on_host(sandbox)
         self._durable = durable
         self._base_dir = os.path.normpath(base_dir)
+        # Host operations walk from ``_root`` through the namespace levels ``_scope`` (never by the
+        # joined path, which a planted symlink could redirect).
+        self._root = self._base_dir
+        self._scope: tuple[str, ...] = ()
+        # Directories (device, inode) already swept of abandoned temp files, shared by namespaces.
+        self._swept: set[tuple[int, int]] = set()
 
     @property
     def base_dir(self) -> str:
@@ -150,12 +167,23 @@ class LocalFileStorage:
             warnings.warn(message, stacklevel=2)
             kept = None
         rebound = LocalFileStorage(self._base_dir, sandbox=sandbox, search_strategy=kept, durable=self._durable)
+        rebound._adopt_location(self)
         marker = getattr(self, "_namespaced", None)
         if marker is _NAMESPACED:
             rebound._namespaced = marker  # type: ignore[attr-defined]
         return rebound
 
     # -- paths --------------------------------------------------------------------------------
+
+    def _adopt_location(self, other: LocalFileStorage, scope: tuple[str, ...] = ()) -> None:
+        """Walk from ``other``'s root, through its levels and then ``scope`` (namespaces, rebinding)."""
+        self._root = other._root
+        self._scope = other._scope + scope
+        self._swept = other._swept
+
+    def _segments(self, canonical: str) -> builtins.list[str]:
+        """The path segments of a canonical key below the root, namespace levels first."""
+        return [*self._scope, *canonical.split("/")]
 
     def _path(self, canonical: str) -> str:
         """Map a canonical key to the path handed to the sandbox."""
@@ -171,17 +199,26 @@ class LocalFileStorage:
         """Store ``data`` as the file for ``key``, replacing it atomically on the host.
 
         Raises:
-            StorageError: For an invalid or escaping key, if the write fails (``Failed to write``),
-                or if indexing fails after the write.
+            StorageError: For an invalid or escaping key, a key nested deeper than
+                :data:`MAX_KEY_DEPTH` levels, if the write fails (``Failed to write``), or if
+                indexing fails after the write.
         """
         canonical = normalize_key(key)
+        segments = self._segments(canonical)
+        depth = _hostfs.key_depth(segments)
+        if depth > MAX_KEY_DEPTH:
+            raise StorageError(
+                f"Invalid storage key '{key}': it is nested {depth} levels deep, more than the limit of {MAX_KEY_DEPTH}"
+            )
         remote = self._remote()
         with _failures_as(f"Failed to write '{key}'"):
-            if remote is None and (self._durable or len(data) >= _THREAD_WRITES_FROM):
-                # fsync and large copies take milliseconds: keep the event loop free meanwhile.
-                await asyncio.to_thread(_hostfs.write, self._base_dir, canonical, key, data, durable=self._durable)
-            elif remote is None:
-                _hostfs.write(self._base_dir, canonical, key, data, durable=False)
+            if remote is None:
+                durable, root, swept = self._durable, self._root, self._swept
+                if durable or len(data) >= _THREAD_WRITES_FROM:
+                    # fsync and large copies take milliseconds: keep the event loop free meanwhile.
+                    await asyncio.to_thread(_hostfs.write, root, segments, key, data, durable=durable, swept=swept)
+                else:
+                    _hostfs.write(root, segments, key, data, durable=False, swept=swept)
             else:
                 await remote.write_file(self._path(canonical), bytes(data))
         if self._sandbox is None:
@@ -200,7 +237,7 @@ class LocalFileStorage:
         with _failures_as(f"Failed to read '{key}'"):
             try:
                 if remote is None:
-                    content = _hostfs.read(self._base_dir, canonical, key)
+                    content = _hostfs.read(self._root, self._segments(canonical), key)
                 else:
                     content = await remote.read_file(self._path(canonical))
             except _ABSENT:
@@ -218,7 +255,7 @@ class LocalFileStorage:
         with _failures_as(f"Failed to delete '{key}'"):
             try:
                 if remote is None:
-                    _hostfs.delete(self._base_dir, canonical, key)
+                    _hostfs.delete(self._root, self._segments(canonical), key)
                 else:
                     await remote.remove_file(self._path(canonical))
             except _ABSENT:
@@ -227,15 +264,26 @@ class LocalFileStorage:
     async def list(self, query: str = "") -> builtins.list[str]:
         """Return the keys starting with ``query``, sorted; internal ``.__strands_*`` files are skipped.
 
+        On the host, symlinks are not listed. Entries nested deeper than :data:`MAX_KEY_DEPTH`
+        levels (written by other programs) are left out with one warning per listing; every other
+        entry is still listed.
+
         Raises:
             StorageError: For an invalid prefix or a failed directory walk.
         """
         prefix = normalize_prefix(query)
         with _failures_as(f"Failed to list keys with prefix '{query}'"):
-            if self._sandbox is None:
-                found = self._walk_host(prefix)
+            if self._host:
+                found, skipped = _hostfs.list_keys(self._root, self._scope, prefix)
             else:
-                found = await self._walk_sandbox()
+                found, skipped = await self._walk_sandbox()
+        if skipped:
+            logger.warning(
+                "base_dir=<%s>, limit=<%d>, skipped=<%d> | entries nested deeper than the key depth limit not listed",
+                self._base_dir,
+                MAX_KEY_DEPTH,
+                skipped,
+            )
         return sorted(key for key in found if key.startswith(prefix))
 
     async def search(self, query: str) -> builtins.list[StorageSearchResult]:
@@ -258,6 +306,7 @@ class LocalFileStorage:
             search_strategy=self._search_strategy,
             durable=self._durable,
         )
+        scoped._adopt_location(self, tuple(segment for segment in segments.split("/") if segment not in ("", ".")))
         scoped._namespaced = _NAMESPACED  # type: ignore[attr-defined]
         return scoped
 
@@ -267,35 +316,18 @@ class LocalFileStorage:
 
     # -- directory walks ----------------------------------------------------------------------
 
-    def _walk_host(self, prefix: str) -> builtins.list[str]:
-        """Collect keys below the deepest existing directory the prefix names."""
-        start = self._base_dir
-        if prefix:
-            for segment in prefix.rstrip("/").split("/")[:-1]:
-                deeper = os.path.join(start, segment)
-                if not os.path.isdir(deeper):
-                    break
-                start = deeper
-        if not os.path.exists(start):
-            return []
-        keys: builtins.list[str] = []
-        separator = os.sep
-        for directory, _subdirs, files in os.walk(start):
-            for name in files:
-                if name.startswith(INTERNAL_PREFIX):
-                    continue
-                relative = os.path.relpath(os.path.join(directory, name), self._base_dir)
-                keys.append(relative.replace(separator, "/") if separator != "/" else relative)
-        return keys
+    async def _walk_sandbox(self) -> tuple[builtins.list[str], int]:
+        """Collect keys by listing sandbox directories, breadth first (internal names skipped).
 
-    async def _walk_sandbox(self) -> builtins.list[str]:
-        """Collect keys by listing sandbox directories, breadth first (internal names skipped)."""
+        Returns the keys and how many entries were left out for being nested too deep.
+        """
         sandbox = self._sandbox
         assert sandbox is not None
         keys: builtins.list[str] = []
-        pending = [Path(self._base_dir)]
+        skipped = 0
+        pending = collections.deque([(Path(self._base_dir), _hostfs.key_depth(self._scope))])
         while pending:
-            folder = pending.pop(0)
+            folder, level = pending.popleft()
             try:
                 listing = await sandbox.list_files(str(folder))
             except _ABSENT:
@@ -303,9 +335,11 @@ class LocalFileStorage:
             for item in listing:
                 if item.name.startswith(INTERNAL_PREFIX):
                     continue
-                if item.is_dir:
-                    pending.append(folder / item.name)
+                if level + (2 if item.is_dir else 1) > MAX_KEY_DEPTH:
+                    skipped += 1
+                elif item.is_dir:
+                    pending.append((folder / item.name, level + 1))
                 else:
                     relative = os.path.relpath(str(folder / item.name), self._base_dir)
                     keys.append(relative.replace(os.sep, "/"))
-        return keys
+        return keys, skipped
