@@ -35,13 +35,13 @@ _DEFAULT_CONTEXT_LINES = 5
 _MEDIA_KINDS = ("image", "document")
 
 _DESCRIPTION = (
-    "Fetch an original that the context manager took out of the conversation.\n\n"
-    "Truncated, dropped and summarized content leaves a reference key behind (for example "
+    "Fetch an original that the context manager moved out of the conversation.\n\n"
+    "Truncated, dropped and summarized content leaves a reference behind (for example "
     "[ref: tu_abc123_0]); pass that key to read the original.\n\n"
     "Ways to read:\n"
-    "  - pattern: a regular expression or keyword; returns the matching lines with context\n"
-    "  - line_range: { start, end } returns those lines (1-based, inclusive)\n"
-    "  - neither: returns the whole original (images and documents come back as they were)\n\n"
+    "  - pattern: a regex or keyword; returns the matching lines with context\n"
+    "  - line_range: { start, end } gives those lines (1-based, inclusive)\n"
+    "  - neither: returns the whole original (media comes back as it was)\n\n"
     "Examples:\n"
     '  { reference: "tu_abc123_0", pattern: "timeout" }\n'
     '  { reference: "tu_abc123_0", line_range: { start: 40, end: 60 } }\n'

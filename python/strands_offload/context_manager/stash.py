@@ -10,9 +10,9 @@ written by either package is read by the other:
   unless an explicitly configured namespaced view is the root;
 * values: the block as default ``json.dumps`` text (bytes as base64 strings), UTF-8.
 
-Beyond the reference, the stash remembers which keys hold a value, so the strategies can make sure
-an original is stored before they replace a block (``ensure``): a failed write leaves the block in
-the conversation instead of a reference to nothing.
+Beyond the reference, the stash remembers the keys whose write failed: the strategies ask it
+(``ensure``) before they replace a block, and such a block stays in the conversation instead of
+becoming a reference to nothing.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ class Stash:
         self._base_storage = storage
         self._session_id = session_id
         self._storage = _stash_root(storage, session_id, agent_id, custom_stash_namespace)
-        # Keys known to hold a value, so ensure() reads storage at most once per key.
-        self._present: set[str] = set()
+        # Keys whose last write failed: their blocks stay in context until a retry stores them.
+        self._failed: set[str] = set()
 
     @property
     def storage_type_name(self) -> str:
@@ -105,12 +105,13 @@ class Stash:
         With ``keep_existing`` a value already under the key is left as it is.
         """
         key = f"{block_id}_{block_index}"
-        if keep_existing and (key in self._present or await self._storage.read(key) is not None):
-            self._present.add(key)
-            return key
-        self._present.discard(key)
-        await self._storage.write(key, data)
-        self._present.add(key)
+        try:
+            if not (keep_existing and await self._storage.read(key) is not None):
+                await self._storage.write(key, data)
+        except BaseException:
+            self._failed.add(key)
+            raise
+        self._failed.discard(key)
         return key
 
     def refs_for(self, block: Mapping[str, Any], message: Mapping[str, Any], block_index: int) -> list[str]:
@@ -158,23 +159,26 @@ class Stash:
                 )
 
     async def ensure(self, block: Mapping[str, Any], message: Mapping[str, Any], block_index: int) -> bool:
-        """Make sure the original of ``block`` is stored; ``False`` when it is not and cannot be.
+        """Whether ``block`` may be replaced: ``False`` while the write of its original has failed.
 
-        Values already stored are kept (they are the originals; the block may be a preview by now).
+        A failed write is retried here first. Blocks this stash never tried to store (markers the
+        pipeline wrote, messages appended outside the agent loop) are replaced as in the reference.
         """
+        if not self._failed:
+            return True
         if "toolResult" in block:
             result = block["toolResult"]
             parts = [(result["toolUseId"], j, item) for j, item in enumerate(result["content"])]
         else:
             parts = [(message.get("tracking_id", "unknown"), block_index, block)]
         for block_id, index, value in parts:
-            if f"{block_id}_{index}" in self._present:
+            if f"{block_id}_{index}" not in self._failed:
                 continue
             try:
                 await self.store(block_id, index, encode_value(value), keep_existing=True)
             except Exception:
                 logger.warning(
-                    "block_id=<%s>, block_index=<%s> | original could not be stashed, block kept in context",
+                    "block_id=<%s>, block_index=<%s> | original still not stashed, block kept in context",
                     block_id,
                     index,
                     exc_info=True,
@@ -202,7 +206,6 @@ class Stash:
     async def delete(self, reference: str) -> None:
         """Delete one entry."""
         await self._storage.delete(reference)
-        self._present.discard(reference)
         logger.debug("reference=<%s> | stash entry deleted", reference)
 
     async def take_snapshot(self) -> dict[str, Any]:
@@ -218,13 +221,12 @@ class Stash:
         """Write back the entries of :meth:`take_snapshot`."""
         for key, value in entries.items():
             await self._storage.write(key, encode_value(value))
-            self._present.add(key)
+            self._failed.discard(key)
 
     async def clear(self) -> None:
         """Delete every entry of this agent's stash."""
         for key in await self.list():
             await self._storage.delete(key)
-        self._present.clear()
 
     async def clear_session(self) -> None:
         """Delete the stash of every agent of this session.
@@ -237,4 +239,3 @@ class Stash:
         prefix = f"{STASH_PREFIX}/{self._session_id}/"
         for key in await self._base_storage.list(prefix):
             await self._base_storage.delete(key)
-        self._present.clear()
