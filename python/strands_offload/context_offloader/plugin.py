@@ -27,7 +27,6 @@ from __future__ import annotations
 import inspect
 import logging
 import uuid
-import weakref
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -43,6 +42,7 @@ from ..storage.storage import _NAMESPACED, _NamespacedStorage
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
+from ._eviction import PerAgent, UseRecord
 from ._frame import UnreadableEntryError
 from ._handles import HandleTable, is_reserved
 from ._index_cache import IndexCache
@@ -184,11 +184,14 @@ class ContextOffloader(Plugin):
         self._evict_after_cycles, self._tokenizer = evict_after_cycles, tokenizer
         self._json_queries, self._opaque_references = json_queries, opaque_references
         self._storage: Any = None if storage is None else self._scope(storage)
-        # Per-agent state dies with its agent: bound storage, reference -> cycle, handle table
-        # (the table's stored copy outlives both, see _handles).
-        self._bound: weakref.WeakKeyDictionary[Agent, Any] = weakref.WeakKeyDictionary()
-        self._cycles: weakref.WeakKeyDictionary[Agent, dict[str, int]] = weakref.WeakKeyDictionary()
-        self._handles: weakref.WeakKeyDictionary[Agent, HandleTable] = weakref.WeakKeyDictionary()
+        # Per-agent state dies with its agent: bound storage, uses for eviction, handle table.
+        self._bound: PerAgent[Any] = PerAgent(lambda agent: self._require_storage().for_sandbox(agent.sandbox))
+        self._uses = UseRecord()
+        self._handles: PerAgent[HandleTable] = PerAgent(
+            lambda agent: HandleTable(
+                self._storage_for_agent(agent), str(getattr(agent, "agent_id", None) or "default")
+            )
+        )
         self._indexes = IndexCache()
         # The retrieval tool has two variants (with and without ``query``); the options pick one here.
         # Setting the list first keeps the base class from discovering both.
@@ -204,16 +207,15 @@ class ContextOffloader(Plugin):
             return storage
         return _NamespacedStorage(storage, "offloader")
 
-    def _storage_for_agent(self, agent: Agent) -> Any:
-        root = self._storage
-        if root is None:
+    def _require_storage(self) -> Any:
+        if self._storage is None:
             raise RuntimeError("ContextOffloader storage not initialized; call init_agent first")
+        return self._storage
+
+    def _storage_for_agent(self, agent: Agent) -> Any:
+        root = self._require_storage()
         # Storage that can follow an agent's sandbox is bound once per agent; the rest is shared.
-        if hasattr(root, "for_sandbox"):
-            if agent not in self._bound:
-                self._bound[agent] = root.for_sandbox(agent.sandbox)
-            return self._bound[agent]
-        return root
+        return self._bound.get(agent) if hasattr(root, "for_sandbox") else root
 
     def init_agent(self, agent: Agent) -> None:
         """Resolve and bind storage for ``agent``; drop the retrieval tool when disabled."""
@@ -240,11 +242,7 @@ class ContextOffloader(Plugin):
             return
         if root is None or self._evict_after_cycles is None or is_legacy_storage(root):
             return
-        tracked = self._cycles.get(event.agent)
-        if not tracked:
-            return
-        oldest_kept = cycle - self._evict_after_cycles
-        stale = [reference for reference, stored in tracked.items() if stored < oldest_kept]
+        stale = self._uses.stale(event.agent, cycle, self._evict_after_cycles)
         if not stale:
             return
         storage = self._storage_for_agent(event.agent)
@@ -255,11 +253,11 @@ class ContextOffloader(Plugin):
             except Exception:
                 logger.debug("key=<%s> | eviction failed, will retry next cycle", reference)
                 continue
-            del tracked[reference]
             self._indexes.forget(reference)
             removed.append(reference)
         if not removed:
             return
+        self._uses.forget(event.agent, removed)
         logger.debug("evicted=<%d>, cycle=<%d> | stale offloaded entries deleted", len(removed), cycle)
         if self._opaque_references:
             try:
@@ -273,16 +271,12 @@ class ContextOffloader(Plugin):
     def _track(self, agent: Agent, reference: str, cycle: int) -> None:
         if self._storage is None or is_legacy_storage(self._storage):
             return
-        self._cycles.setdefault(agent, {})[reference] = cycle
+        self._uses.touch(agent, reference, cycle)
 
     # ------------------------------------------------------------------ references shown to the model
 
     def _table(self, agent: Agent) -> HandleTable:
-        table = self._handles.get(agent)
-        if table is None:
-            table = HandleTable(self._storage_for_agent(agent), str(getattr(agent, "agent_id", None) or "default"))
-            self._handles[agent] = table
-        return table
+        return self._handles.get(agent)
 
     async def _resolve(self, agent: Agent, shown: str) -> str:
         """The storage reference the model means by ``shown``.
