@@ -22,8 +22,8 @@ from strands.experimental.context_manager import ContextManager as SdkContextMan
 from strands_offload import _seam
 from strands_offload.demo.scripted_model import Reply, ScriptedModel
 
-FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "re-parser", "re-casefix"}
-STRANDS_FEATURES = {"storage-markers", "agent-as-tool", "context-manager"}
+FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "re-parser", "re-casefix", "accelerate"}
+STRANDS_FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "accelerate"}
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
 
 
@@ -98,6 +98,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
     "context-manager": (lambda mp: mp.delattr(importlib.import_module(AGENTIC), "pin_context"), "has no pin_context"),
     "re-parser": (lambda mp: mp.delattr(_seam.re_parser(), "SubPattern"), "SubPattern is missing"),
     "re-casefix": (lambda mp: mp.setattr(*_casefix_table(), [(1, 2)]), "not a dict"),
+    "accelerate": (
+        lambda mp: mp.delattr(importlib.import_module("strands._context_manager.stash"), "_encode"),
+        "has no _encode",
+    ),
 }
 
 

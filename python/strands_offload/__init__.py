@@ -43,9 +43,13 @@ _LAZY = {
     "KeywordSearchStrategy": "strands_offload.storage.search",
     "Bm25SearchStrategy": "strands_offload.storage.search",
     "Bm25SearchStrategyConfig": "strands_offload.storage.search",
+    "accelerate": "strands_offload._accelerate",
+    "accelerated": "strands_offload._accelerate",
+    "deaccelerate": "strands_offload._accelerate",
 }
 
 if TYPE_CHECKING:
+    from ._accelerate import accelerate, accelerated, deaccelerate
     from .context_offloader import ContextOffloader, ShouldOffload
     from .context_offloader.plugin import skip_offload
     from .storage import InMemoryStorage, LocalFileStorage, S3Storage, Storage
@@ -82,6 +86,10 @@ __all__ = [
     "KeywordSearchStrategy",
     "Bm25SearchStrategy",
     "Bm25SearchStrategyConfig",
+    # strands-agents as it is, on the native core (lazy)
+    "accelerate",
+    "accelerated",
+    "deaccelerate",
     # json
     "json_dumps",
     "json_dumps_len",

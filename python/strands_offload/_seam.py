@@ -16,6 +16,8 @@ Features:
         the token-usage middleware).
     ``re-parser``: ``re._parser`` / ``re._constants`` (``sre_parse`` / ``sre_constants`` before 3.11).
     ``re-casefix``: ``re._casefix._EXTRA_CASES`` (3.11+) or ``sre_compile._ignorecase_fixes`` (3.10).
+    ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
+        and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import logging
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
@@ -105,6 +108,28 @@ def _probe_re_casefix() -> None:
         raise SeamUnavailable("the re module's extra case table is not a dict")
 
 
+def _probe_accelerate() -> None:
+    # Every target and fallback is checked before accelerate() swaps anything.
+    for target in (*ACCELERATE_TARGETS, *ACCELERATE_FALLBACKS):
+        _has(target.module, target.name)
+        value = getattr(_module(target.module), target.name)
+        if target.kind == "json":
+            if value is not sys.modules.get("json") and not getattr(value, STAND_IN_MARK, False):
+                raise SeamUnavailable(f"{target.module}.{target.name} is not the json module")
+            continue
+        if not callable(value):
+            raise SeamUnavailable(f"{target.module}.{target.name} is not callable")
+        original = getattr(value, ORIGINAL_MARK, value)  # already swapped: check what we wrapped
+        names = list(inspect.signature(original).parameters)
+        if names != list(target.params):
+            raise SeamUnavailable(f"{target.module}.{target.name} takes {names}, expected {list(target.params)}")
+    # Model.count_tokens must look the estimate up by name at call time, or swapping it does nothing.
+    count_tokens = _module("strands.models.model").Model.count_tokens
+    code = getattr(count_tokens, "__code__", None)
+    if code is None or "_estimate_tokens_with_heuristic" not in code.co_names:
+        raise SeamUnavailable("Model.count_tokens no longer calls _estimate_tokens_with_heuristic")
+
+
 _AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "create_token_usage_middleware")
 
 _PROBES: dict[str, Callable[[], None]] = {
@@ -113,10 +138,11 @@ _PROBES: dict[str, Callable[[], None]] = {
     "context-manager": _probe_context_manager,
     "re-parser": _probe_re_parser,
     "re-casefix": _probe_re_casefix,
+    "accelerate": _probe_accelerate,
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
-_STRANDS_FEATURES = frozenset({"storage-markers", "agent-as-tool", "context-manager"})
+_STRANDS_FEATURES = frozenset({"storage-markers", "agent-as-tool", "context-manager", "accelerate"})
 
 
 @functools.cache
@@ -196,6 +222,87 @@ def token_usage_middleware() -> Any:
     """A fresh instance of the SDK's token-usage middleware of the agentic mode."""
     require("context-manager")
     return _module("strands._context_manager.modes.agentic.agentic_context").create_token_usage_middleware()
+
+
+# ---------------------------------------------------------------------------- accelerate()
+
+#: Attribute set on the ``json`` stand-ins accelerate() installs (a probe after a swap accepts them).
+STAND_IN_MARK = "__strands_offload_stand_in__"
+#: Attribute of a replacement function naming the SDK function it replaced.
+ORIGINAL_MARK = "__wrapped__"
+
+
+@dataclass(frozen=True)
+class SwapTarget:
+    """One module attribute of strands-agents that accelerate() reads or replaces.
+
+    Attributes:
+        module: Dotted module name.
+        name: Attribute of that module.
+        kind: ``"function"`` (probed for its parameter names) or ``"json"`` (the module's ``json`` global).
+        params: The function's parameter names, in order.
+    """
+
+    module: str
+    name: str
+    kind: str = "function"
+    params: tuple[str, ...] = ()
+
+    @property
+    def dotted(self) -> str:
+        """``module.name``, for logs and messages."""
+        return f"{self.module}.{self.name}"
+
+
+_SEARCH = ("text", "pattern", "line_range", "context_lines", "max_chars")
+_OFFLOADER = "strands.vended_plugins.context_offloader"
+_CM = "strands._context_manager"
+_MODEL = "strands.models.model"
+
+#: Everything accelerate() swaps: the offloader's search where it is defined and where two modules
+#: copied it at import, the ``json`` globals of the modules that dump JSON on the hot path, the stash
+#: encoder and the base model's heuristic estimate (which ``Model.count_tokens`` calls).
+ACCELERATE_TARGETS: tuple[SwapTarget, ...] = (
+    SwapTarget(f"{_OFFLOADER}.search", "_search_content", params=_SEARCH),
+    SwapTarget(f"{_OFFLOADER}.plugin", "_search_content", params=_SEARCH),
+    SwapTarget(f"{_CM}.retrieval_tool", "_search_content", params=_SEARCH),
+    SwapTarget(f"{_OFFLOADER}.plugin", "json", "json"),
+    SwapTarget(f"{_CM}.stash", "json", "json"),
+    SwapTarget(f"{_CM}.retrieval_tool", "json", "json"),
+    SwapTarget(f"{_CM}.methods.truncate", "json", "json"),
+    SwapTarget(f"{_CM}.methods.summarize", "json", "json"),
+    SwapTarget(f"{_CM}.stash", "_encode", params=("value",)),
+    SwapTarget(
+        _MODEL,
+        "_estimate_tokens_with_heuristic",
+        params=("messages", "tool_specs", "system_prompt", "system_prompt_content"),
+    ),
+)
+
+#: SDK functions the replacements hand unusual inputs to (read, never swapped).
+ACCELERATE_FALLBACKS: tuple[SwapTarget, ...] = (
+    SwapTarget(_MODEL, "_count_content_block_tokens", params=("block", "count_text", "count_json")),
+    SwapTarget(_MODEL, "_heuristic_estimate_text", params=("text",)),
+    SwapTarget(_MODEL, "_heuristic_estimate_json", params=("obj",)),
+)
+
+
+def swap_get(target: SwapTarget) -> Any:
+    """The current value of ``target`` (raises :class:`SeamUnavailable` when the feature failed its probe)."""
+    require("accelerate")
+    return getattr(_module(target.module), target.name)
+
+
+def swap_set(target: SwapTarget, value: Any) -> None:
+    """Set ``target`` to ``value`` (raises :class:`SeamUnavailable` when the feature failed its probe)."""
+    require("accelerate")
+    setattr(_module(target.module), target.name, value)
+
+
+def accelerate_fallback(name: str) -> Any:
+    """One of :data:`ACCELERATE_FALLBACKS` by attribute name."""
+    target = next(t for t in ACCELERATE_FALLBACKS if t.name == name)
+    return swap_get(target)
 
 
 # ---------------------------------------------------------------------------- Python's re
