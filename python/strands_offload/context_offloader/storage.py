@@ -42,10 +42,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
-
 from ..storage import _hostfs
 from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within, sweep_stale_temps
+from ..storage._s3_objects import get_object, is_missing_key
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -201,10 +200,6 @@ def _suffix_for(content_type: str) -> str:
     return ".txt" if content_type == "text/plain" else "." + content_type.rpartition("/")[2]
 
 
-def _is_host(sandbox: object | None) -> bool:
-    return sandbox is None or type(sandbox) is NotASandboxLocalEnvironment
-
-
 class FileStorage:
     """Blocks as files in a directory, on the host or through a strands sandbox.
 
@@ -231,7 +226,7 @@ class FileStorage:
         self._artifact_dir = Path(artifact_dir)
         self._durable = durable
         self._sandbox = sandbox
-        self._host = _is_host(sandbox)
+        self._host = _hostfs.on_host(sandbox)
         self._numbers = _Counter()
         self._lock = threading.Lock()
         # Sidecar writes are serialised separately so a slow write never blocks naming.
@@ -587,17 +582,11 @@ class S3Storage:
         try:
             return await asyncio.to_thread(self._download, object_key)
         except Exception as error:
-            response = getattr(error, "response", None)
-            if isinstance(response, dict) and response.get("Error", {}).get("Code") == "NoSuchKey":
+            if is_missing_key(error):
                 raise _not_found(reference) from error
             raise
 
     def _download(self, object_key: str) -> tuple[bytes, str]:
-        response = self._client.get_object(Bucket=self._bucket, Key=object_key)
-        body = response["Body"]
-        try:
-            content: bytes = body.read()
-        finally:
-            body.close()
+        content, response = get_object(self._client, self._bucket, object_key)
         content_type: str = response.get("ContentType", _DEFAULT_CONTENT_TYPE)
         return content, content_type

@@ -28,9 +28,20 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 
+from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 from strands.types.exceptions import StorageError
 
 from ._atomic import INTERNAL_PREFIX, atomic_write, sweep_stale_temps, temp_name, write_and_close
+
+
+def on_host(sandbox: object | None) -> bool:
+    """Whether file operations through ``sandbox`` land on this machine's filesystem.
+
+    True without a sandbox and for the SDK's default ``NotASandboxLocalEnvironment`` (the exact
+    class: a subclass may redirect its file operations).
+    """
+    return sandbox is None or type(sandbox) is NotASandboxLocalEnvironment
+
 
 #: Keys may be nested at most this many levels below the base directory (namespace levels
 #: included). Deeper keys are refused by ``write``; deeper files already on disk are not listed.

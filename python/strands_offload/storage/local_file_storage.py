@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from strands.sandbox.not_a_sandbox_local_environment import NotASandboxLocalEnvironment
 from strands.types.exceptions import StorageError
 
 from . import _hostfs
@@ -56,15 +55,6 @@ def _failures_as(message: str) -> Iterator[None]:
         if isinstance(error, StorageError):
             raise
         raise StorageError(message) from error
-
-
-def _on_host(sandbox: object | None) -> bool:
-    """Tell whether file operations through ``sandbox`` land on this machine's filesystem.
-
-    True without a sandbox and for the SDK's default ``NotASandboxLocalEnvironment`` (the exact
-    class: a subclass may redirect its file operations).
-    """
-    return sandbox is None or type(sandbox) is NotASandboxLocalEnvironment
 
 
 _DEFAULT_BASE_DIR = "./.strands/"
@@ -135,7 +125,7 @@ class LocalFileStorage:
             raise ValueError(f"{_strategy_name(search_strategy)} {_HOST_ONLY} cannot be used with a sandbox")
         self._search_strategy = search_strategy
         self._sandbox = sandbox
-        self._host = _on_host(sandbox)
+        self._host = _hostfs.on_host(sandbox)
         self._durable = durable
         self._base_dir = os.path.normpath(base_dir)
         # Host operations walk from ``_root`` through the namespace levels ``_scope`` (never by the

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from strands.types.exceptions import StorageError
 
 from ._keys import normalize_key, normalize_prefix, scope_prefix
+from ._s3_objects import get_object, is_missing_key
 from .storage import _NAMESPACED, StorageSearchResult, index_written
 
 if TYPE_CHECKING:
@@ -20,17 +21,6 @@ __all__ = ["S3Storage"]
 
 _PAGE_SIZE = 1000
 _USER_AGENT = "strands-agents"
-
-
-def _is_missing_key(error: BaseException) -> bool:
-    """Tell whether a botocore error means "no such object"."""
-    if type(error).__name__ == "NoSuchKey":
-        return True
-    response = getattr(error, "response", None)
-    if isinstance(response, dict):
-        code = response.get("Error", {}).get("Code")
-        return bool(code == "NoSuchKey")
-    return False
 
 
 class S3Storage:
@@ -135,18 +125,12 @@ class S3Storage:
         try:
             return await asyncio.to_thread(self._download, client, self._prefix + canonical)
         except Exception as error:
-            if _is_missing_key(error):
+            if is_missing_key(error):
                 return None
             raise StorageError(f"Failed to read '{key}' from S3") from error
 
     def _download(self, client: Any, object_key: str) -> bytes:
-        response = client.get_object(Bucket=self._bucket, Key=object_key)
-        body = response["Body"]
-        try:
-            content: bytes = body.read()
-        finally:
-            body.close()
-        return content
+        return get_object(client, self._bucket, object_key)[0]
 
     async def delete(self, key: str) -> None:
         """Delete the object for ``key`` (S3 reports success for missing objects too).

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from strands.types.exceptions import StorageError
 
+from .._atomic import INTERNAL_PREFIX
 from ..storage import StorageSearchResult
 from .keyword import STOP_WORDS, tokenize
 
@@ -30,7 +31,6 @@ __all__ = ["Bm25SearchStrategy", "Bm25SearchStrategyConfig"]
 
 logger = logging.getLogger(__name__)
 
-_INDEX_FILE_PREFIX = ".__strands_"
 _CREATE_DOCUMENTS = "CREATE VIRTUAL TABLE IF NOT EXISTS documents USING fts5(key, content)"
 _CREATE_HASHES = "CREATE TABLE IF NOT EXISTS doc_hashes (key TEXT PRIMARY KEY, hash TEXT NOT NULL)"
 _SELECT_HASH = "SELECT hash FROM doc_hashes WHERE key = ?"
@@ -204,7 +204,7 @@ class Bm25SearchStrategy:
         if configured is not None:
             return configured
         parent, name = os.path.split(directory)
-        return os.path.join(parent, f"{_INDEX_FILE_PREFIX}{name}-fts5.sqlite")
+        return os.path.join(parent, f"{INTERNAL_PREFIX}{name}-fts5.sqlite")
 
     # -- work done in a worker thread ---------------------------------------------------------
 
