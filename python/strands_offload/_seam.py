@@ -218,6 +218,12 @@ def agentic_tools() -> list[Any]:
     return [module.summarize_context, module.truncate_context, module.pin_context]
 
 
+def sdk_truncate_preview() -> Callable[..., str]:
+    """The SDK's truncate-method preview builder (``_build_preview``), which the benchmarks compare with."""
+    require("context-manager")
+    return _module("strands._context_manager.methods.truncate")._build_preview  # type: ignore[no-any-return]
+
+
 def token_usage_middleware() -> Any:
     """A fresh instance of the SDK's token-usage middleware of the agentic mode."""
     require("context-manager")

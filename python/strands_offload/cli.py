@@ -7,6 +7,7 @@ Sub-commands (each reads a file path, or standard input when the path is ``-``):
   preview that keeps ``N`` tokens of the text.
 * ``grep FILE [--pattern P] [--lines S:E] [--context N] [--max-chars N]``: print what the
   retrieval tool would answer for that search or line range.
+* ``bench [--quick] [--out DIR]``: time every operation against strands-agents and write a report.
 
 Input is read as bytes and decoded as UTF-8; bytes that are not valid UTF-8 become
 U+FFFD. Line endings are kept as they are (a carriage return stays on its line, as in the retrieval
@@ -273,6 +274,14 @@ def _cmd_demo(args: argparse.Namespace) -> str:
     return report.getvalue()
 
 
+def _cmd_bench(args: argparse.Namespace) -> str:
+    # Imported here: the benchmarks load the Strands SDK, tiktoken and (for the chart) matplotlib.
+    from .bench.report import run_bench
+
+    _report, text = run_bench(quick=args.quick, out=args.out, progress=not args.no_progress)
+    return text
+
+
 # ---------------------------------------------------------------------------
 # parser
 
@@ -367,6 +376,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeats", type=_positive_int, default=3, help="runs per plugin for the timing (default: %(default)s)"
     )
     demo.set_defaults(handler=_cmd_demo)
+
+    bench = commands.add_parser(
+        "bench",
+        help="time every operation side by side with strands-agents and write a report",
+        description="Run every benchmark against the reference in one process; write a table, JSON and a chart.",
+    )
+    bench.add_argument("--quick", action="store_true", help="inputs up to 1 MB and fewer rounds (under a minute)")
+    bench.add_argument(
+        "--out", default="strands-offload-bench", metavar="DIR", help="output folder (default: ./%(default)s)"
+    )
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
+    bench.set_defaults(handler=_cmd_bench)
 
     return parser
 
