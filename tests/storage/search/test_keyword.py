@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 import strands.storage as ref_storage
 import strands.storage.search.keyword as ref_keyword
 from hypothesis import example, given, settings
@@ -42,6 +43,9 @@ PIECES = st.sampled_from(
         "\t",
         "🙂",
         "Ǆ",
+        "\U0001e290",  # TOTO LETTER PA: a letter since Unicode 14.0 (Python 3.11)
+        "\U00011f04",  # KAWI LETTER A: Unicode 15.0 (Python 3.12)
+        "\U0002ebf0",  # CJK ideograph, Extension I: Unicode 15.1 (Python 3.13)
     ]
 )
 TEXT = st.lists(PIECES, max_size=10).map("".join)
@@ -166,3 +170,41 @@ def test_keys_with_lone_surrogates_fall_back_to_python_scoring() -> None:
 
     mine, reference = asyncio.run(both())
     assert mine == reference and [r.key for r in mine] == ["bad\udcffname/alpha.md", "plain"]
+
+
+def test_word_table_is_shipped_for_every_supported_python() -> None:
+    """CPython 3.10-3.13 pick a built-in table: no scan of every code point at first use."""
+    import sys
+    import unicodedata
+
+    from strands_offload._native import WordTable
+    from strands_offload.storage.search.keyword import _word_table
+
+    assert WordTable.shipped_versions() == ["13.0.0", "14.0.0", "15.0.0", "15.1.0"]
+    if sys.version_info < (3, 14):
+        assert WordTable.shipped(unicodedata.unidata_version) is not None
+    assert len(_word_table()) > 600
+
+
+def test_computed_word_table_equals_this_pythons_re() -> None:
+    """The table an unknown Unicode version gets (computed lazily) agrees with ``re`` everywhere."""
+    import re
+    import sys
+
+    from strands_offload._native import WordTable
+    from strands_offload.storage.search.keyword import _word_ranges_of_this_python
+
+    computed = WordTable(_word_ranges_of_this_python())
+    word = re.compile(r"\w")
+    for code in range(sys.maxunicode + 1):
+        if not 0xD800 <= code <= 0xDFFF:
+            assert computed.is_word_char(chr(code)) == bool(word.match(chr(code))), hex(code)
+    with pytest.raises(ValueError, match="not sorted"):
+        WordTable([(5, 9), (9, 10)])
+
+
+@pytest.mark.parametrize("letter", ["\U0001e290", "\U00011f04", "\U0002ebf0"])
+def test_letters_newer_than_python_310_score_like_the_reference(letter: str) -> None:
+    content = f"x{letter}y z {letter}"
+    query = ref_keyword.tokenize(f"{letter} x{letter}y zz")
+    assert _Scorer(query).score("k", content.encode()) == _reference_score(query, "k", content.encode())

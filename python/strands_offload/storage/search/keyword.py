@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import logging
 import re
+import sys
+import unicodedata
 from typing import Any, Literal
 
 from strands.types.exceptions import StorageError
 
-from ..._native import KeywordScorer
+from ..._native import KeywordScorer, WordTable
 from ..storage import Storage, StorageSearchResult
 
 __all__ = ["STOP_WORDS", "KeywordSearchStrategy", "token_overlap_score", "tokenize"]
@@ -58,6 +61,41 @@ def token_overlap_score(query_tokens: set[str], content: str) -> int:
     return len(query_tokens & tokenize(content))
 
 
+@functools.cache
+def _word_table() -> WordTable:
+    r"""Return the native word table of this interpreter's Unicode version (Python ``re`` ``\w``).
+
+    The wheel ships the tables of CPython 3.10-3.13 (Unicode 13.0, 14.0, 15.0, 15.1). Another
+    interpreter's table is computed once, on first use, by asking its ``re`` about every code point
+    (a few hundred milliseconds).
+    """
+    version = unicodedata.unidata_version
+    shipped = WordTable.shipped(version)
+    if shipped is not None:
+        return shipped
+    logger.debug("unicode_version=<%s> | no shipped word table, computing one from re", version)
+    return WordTable(_word_ranges_of_this_python())
+
+
+def _word_ranges_of_this_python() -> list[tuple[int, int]]:
+    r"""Scan every code point with this interpreter's ``re`` and return the ``\w`` ranges."""
+    word = re.compile(r"\w")
+    ranges: list[tuple[int, int]] = []
+    low = high = -2
+    for code in range(0x80, sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF or not word.match(chr(code)):
+            continue
+        if code == high + 1:
+            high = code
+            continue
+        if low >= 0:
+            ranges.append((low, high))
+        low = high = code
+    if low >= 0:
+        ranges.append((low, high))
+    return ranges
+
+
 def _key_stem(key: str) -> str:
     """Drop a key's final extension (``notes/auth.md`` -> ``notes/auth``; ``.hidden`` stays)."""
     return _FINAL_EXTENSION.sub("", key)
@@ -68,7 +106,7 @@ class _Scorer:
 
     def __init__(self, query_tokens: set[str]) -> None:
         self._tokens = query_tokens
-        self._native = KeywordScorer(sorted(query_tokens))
+        self._native = KeywordScorer(sorted(query_tokens), _word_table())
 
     def score(self, key: str, data: bytes) -> int:
         """Score one entry exactly as the reference scores ``f"{stem} {text}"``.
