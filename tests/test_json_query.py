@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from strands_offload._native import json_query
+from strands_offload import json_query
 
 BIG = 10**9
 NOTE = "\n\n[output truncated, narrow your query]"
@@ -556,3 +556,13 @@ def test_any_input_gives_text_or_value_error(query: str, data: bytes) -> None:
         assert str(error).startswith(("invalid query at position ", "stored content is not valid JSON: "))
     else:
         assert result.startswith((f"No matches for query '{query}'.", "["))
+
+
+@pytest.mark.parametrize("text", [b"[1,]", b'{"a": 1 , }', b"[1,\n]", b"[[],\t]"])
+def test_trailing_comma_errors_are_worded_as_this_pythons_json(text: bytes) -> None:
+    """CPython 3.13 names trailing commas ("Illegal trailing comma ..."); 3.10-3.12 do not."""
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(ValueError) as info:
+        json_query(text, "$")
+    assert str(info.value) == f"stored content is not valid JSON: {expected.value}"

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 
 # json
-from ._native import json_dumps, json_dumps_len, json_query
+from ._jsonpath import json_query
+from ._native import json_dumps, json_dumps_len
 
 # grep
 from ._search import TextIndex, is_searchable_content, search_content

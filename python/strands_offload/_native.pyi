@@ -107,8 +107,10 @@ class KeywordScorer:
 # jsonpath
 __all__ += ["json_query"]
 
-def json_query(data: bytes, query: str, *, max_chars: int = 10000) -> str:
+def json_query(data: bytes, query: str, *, max_chars: int = 10000, trailing_comma_errors: bool = False) -> str:
     """Evaluate a JSONPath ``query`` on the JSON document ``data``; the matches as indented JSON.
 
-    Raises ``ValueError`` when ``data`` is not JSON or ``query`` does not parse.
+    Raises ``ValueError`` when ``data`` is not JSON or ``query`` does not parse; document errors
+    carry ``json.loads``'s text, in CPython 3.13's wording of trailing commas when
+    ``trailing_comma_errors`` is true (``strands_offload.json_query`` picks the running one).
     """

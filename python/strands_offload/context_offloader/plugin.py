@@ -38,6 +38,7 @@ from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
 from .. import _native, _seam
+from .._jsonpath import json_query
 from ..storage.storage import _NAMESPACED, _NamespacedStorage
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
@@ -425,7 +426,7 @@ class ContextOffloader(Plugin):
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return _native.json_query(blob.content, query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
+            return json_query(blob.content, query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
             return decode_full_content(blob.content, content_type, shown)

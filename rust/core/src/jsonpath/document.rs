@@ -16,6 +16,18 @@ use std::fmt;
 /// Containers nested deeper than this are refused.
 pub const MAX_DEPTH: usize = 10_000;
 
+/// Which CPython's `json` error wording to mirror (the texts differ between versions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorWording {
+    /// CPython 3.10-3.12: a comma before `]` or `}` is reported as the missing value or
+    /// property name after it (`Expecting value`).
+    #[default]
+    Classic,
+    /// CPython 3.13 and later: `Illegal trailing comma before end of array` (or `object`),
+    /// at the comma's position.
+    TrailingComma,
+}
+
 /// What a node holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -197,6 +209,7 @@ struct Parser<'t> {
     bytes: &'t [u8],
     pos: usize,
     nodes: Vec<Node>,
+    wording: ErrorWording,
 }
 
 const EXPECT_NAME: &str = "Expecting property name enclosed in double quotes";
@@ -408,8 +421,18 @@ impl Parser<'_> {
                 let close = if top.object { b'}' } else { b']' };
                 match self.peek() {
                     Some(b',') => {
+                        let comma = self.pos;
                         self.pos += 1;
                         self.skip_ws();
+                        if self.wording == ErrorWording::TrailingComma && self.peek() == Some(close)
+                        {
+                            let message = if top.object {
+                                "Illegal trailing comma before end of object"
+                            } else {
+                                "Illegal trailing comma before end of array"
+                            };
+                            return Err(self.err(message, comma));
+                        }
                         if top.object {
                             self.key()?;
                         }
@@ -437,8 +460,14 @@ impl Parser<'_> {
 }
 
 impl<'a> Document<'a> {
-    /// Parse `bytes` (UTF-8, optionally with a BOM) as one JSON document.
+    /// Parse `bytes` (UTF-8, optionally with a BOM) as one JSON document, with the error
+    /// texts of CPython 3.10-3.12.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DocumentError> {
+        Self::parse_worded(bytes, ErrorWording::Classic)
+    }
+
+    /// Parse `bytes` as [`Document::parse`] does, wording errors as `wording` says.
+    pub fn parse_worded(bytes: &'a [u8], wording: ErrorWording) -> Result<Self, DocumentError> {
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         if bytes.len() >= u32::MAX as usize {
             return Err(DocumentError::TooLarge);
@@ -451,6 +480,7 @@ impl<'a> Document<'a> {
             pos: 0,
             // A rough guess that avoids most regrowth for typical documents.
             nodes: Vec::with_capacity(bytes.len() / 16 + 4),
+            wording,
         };
         parser.run().map_err(DocumentError::Syntax)?;
         Ok(Document {
@@ -571,6 +601,39 @@ pub fn decode_escaped(raw: &str) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailing_commas_in_python_313_wording() {
+        let worded =
+            |s: &str| match Document::parse_worded(s.as_bytes(), ErrorWording::TrailingComma) {
+                Ok(_) => "ok".to_string(),
+                Err(e) => e.to_string(),
+            };
+        let cases = [
+            (
+                "[1,]",
+                "Illegal trailing comma before end of array: line 1 column 3 (char 2)",
+            ),
+            (
+                "{\"a\":1 , }",
+                "Illegal trailing comma before end of object: line 1 column 8 (char 7)",
+            ),
+            (
+                "[1,\n]",
+                "Illegal trailing comma before end of array: line 1 column 3 (char 2)",
+            ),
+            ("[,]", "Expecting value: line 1 column 2 (char 1)"),
+            (
+                "{,}",
+                "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            ),
+            ("[1,x]", "Expecting value: line 1 column 4 (char 3)"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(worded(text), expected, "{text:?}");
+        }
+        assert_eq!(err("[1,]"), "Expecting value: line 1 column 4 (char 3)");
+    }
 
     fn err(s: &str) -> String {
         match Document::parse(s.as_bytes()) {

@@ -14,6 +14,7 @@ pub mod eval;
 pub mod query;
 
 use crate::json::{JsonWriter, Layout};
+pub use document::ErrorWording;
 use document::{decode_escaped, Document, DocumentError, Kind};
 use eval::{children, TooManyMatches, MAX_SELECTED, NO_KEY};
 use query::QueryError;
@@ -161,8 +162,19 @@ pub fn query_result_text(
     query: &str,
     max_chars: usize,
 ) -> Result<String, JsonQueryError> {
+    query_result_text_worded(data, query, max_chars, ErrorWording::Classic)
+}
+
+/// [`query_result_text`] with document errors worded as `wording` says (the CPython whose
+/// `json.loads` the caller mirrors).
+pub fn query_result_text_worded(
+    data: &[u8],
+    query: &str,
+    max_chars: usize,
+    wording: ErrorWording,
+) -> Result<String, JsonQueryError> {
     let parsed = query::parse(query).map_err(JsonQueryError::Query)?;
-    let doc = Document::parse(data).map_err(JsonQueryError::Document)?;
+    let doc = Document::parse_worded(data, wording).map_err(JsonQueryError::Document)?;
     let matches = eval::select(&doc, &parsed)?;
     if matches.is_empty() {
         return Ok(format!("No matches for query '{query}'."));
