@@ -7,13 +7,33 @@ __version__: str
 __all__ = ["__version__"]
 
 # json
-__all__ += ["json_dumps", "json_dumps_len"]
+__all__ += ["json_dumps", "json_dumps_len", "json_dumps_utf8"]
 
 def json_dumps(obj: object, *, indent: int | str | None = None) -> str:
     """Serialize ``obj`` exactly as ``json.dumps(obj, indent=indent)`` does with its other defaults."""
 
 def json_dumps_len(obj: object) -> int:
     """Length of ``json.dumps(obj)`` (single-line form) computed without building the text."""
+
+def json_dumps_utf8(obj: object, *, indent: int | str | None = None) -> bytes:
+    """``json_dumps(obj, indent=indent).encode("utf-8")`` without the intermediate ``str``."""
+
+# the SDK's token heuristic over messages
+__all__ += ["HeuristicTally"]
+
+@final
+class HeuristicTally:
+    """Counts of message blocks by the SDK's base heuristic, remembered per block carrying JSON.
+
+    Methods return ``None`` when a message or block has a shape left to the Python heuristic.
+    """
+
+    def __new__(cls) -> HeuristicTally: ...
+    def block(self, block: object) -> int | None: ...
+    def messages(self, messages: object) -> int | None: ...
+    def over(self, messages: object, floor: int) -> list[int] | None: ...
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
 
 # tokens
 __all__ += [

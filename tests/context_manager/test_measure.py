@@ -118,3 +118,39 @@ def test_exact_block_counts_are_bpe(encoding: str) -> None:
     }
     expected = count_tokens("héllo wörld", encoding) + count_tokens(json_dumps({"a": [1, 2.5]}), encoding)
     assert asyncio.run(Measure(_Heuristic(), encoding).block("user", block)) == expected
+
+
+def _tool_result(chars: int) -> dict[str, Any]:
+    return {"toolResult": {"toolUseId": "t", "status": "success", "content": [{"json": {"v": "x" * chars}}]}}
+
+
+def test_messages_holding_blocks_above_a_floor_come_from_one_native_pass() -> None:
+    messages = [
+        {"role": "user", "content": [{"text": "short"}]},
+        {"role": "user", "content": [_tool_result(10), _tool_result(5000)]},
+        {"role": "assistant", "content": [{"text": "y" * 9000}]},
+    ]
+    assert Measure(_Heuristic()).holding_more_than(messages, 1500) == [1, 2]
+    assert Measure(_Heuristic()).holding_more_than(messages, 10_000) == []
+    # No native answer with an exact encoding, a model counting its own way, or an unusual shape.
+    assert Measure(_Heuristic(), "cl100k_base").holding_more_than(messages, 1500) is None
+    assert Measure(_Own()).holding_more_than(messages, 1500) is None
+    assert Measure(_Heuristic()).holding_more_than([{"role": "user", "content": ("x",)}], 0) is None
+
+
+def test_forget_keeps_counts_only_after_announced_replacements() -> None:
+    inner = {"v": "x" * 100}
+    block = {"toolResult": {"toolUseId": "t", "status": "success", "content": [{"json": inner}]}}
+    messages = [{"role": "user", "content": [block]}]
+    measure = Measure(_Heuristic())
+
+    async def count() -> int:
+        return await measure.messages(messages)
+
+    first = asyncio.run(count())
+    inner["v"] = "x" * 1000  # changed in place, as only a custom strategy would
+    measure.blocks_replaced()
+    measure.forget()  # announced replacements: the remembered count stays
+    assert asyncio.run(count()) == first
+    measure.forget()  # anything else: counted afresh
+    assert asyncio.run(count()) == asyncio.run(_Heuristic().count_tokens(messages)) > first  # type: ignore[arg-type]

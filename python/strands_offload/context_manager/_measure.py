@@ -125,9 +125,12 @@ def exact_block(block: Mapping[str, Any], encoding: str) -> int:
 class Measure:
     """Measures blocks and conversations for one pipeline run, the cheapest exact way available.
 
-    Within a run the native counts of blocks are remembered by identity, so the per-block passes
-    and the closing re-measurement of the whole conversation walk each JSON value once. The
-    pipeline calls :meth:`forget` whenever a strategy reports a change.
+    With the base heuristic, the counting is one native pass over the conversation
+    (``_native.HeuristicTally``), which remembers the counts of blocks carrying JSON by identity
+    for the rest of the run: the per-block passes and the closing re-measurement of the whole
+    conversation walk each JSON value once. The pipeline calls :meth:`forget` whenever a strategy
+    reports a change or fails. Shapes the native pass leaves alone (subclasses, texts that are not
+    ``str``) are counted here in Python, with the SDK's exact behaviour.
 
     Args:
         model: The model whose ``count_tokens`` defines the numbers.
@@ -138,36 +141,54 @@ class Measure:
         self.model = model
         self.encoding = encoding
         self.native = uses_base_heuristic(model)
-        # id(block) -> (block, tokens); the block is held so its id cannot be reused meanwhile.
-        self._memo: dict[int, tuple[Any, int]] = {}
+        self._tally = _native.HeuristicTally() if self.native else None
+        self._only_replaced = False
+
+    def blocks_replaced(self) -> None:
+        """Note that the change about to be reported only put new blocks in place of old ones.
+
+        Our strategies edit that way (they never change a block in place), so the next
+        :meth:`forget` keeps the remembered counts: a new block is a new object, counted afresh.
+        """
+        self._only_replaced = True
 
     def forget(self) -> None:
-        """Drop remembered counts (a strategy changed the conversation)."""
-        self._memo.clear()
+        """Drop remembered counts: a strategy changed the conversation.
 
-    def _heuristic(self, block: Mapping[str, Any]) -> int:
-        if "toolResult" not in block and "toolUse" not in block:
-            return heuristic_block(block)  # no JSON inside: cheaper to count than to look up
-        known = self._memo.get(id(block))
-        if known is not None and known[0] is block:
-            return known[1]
-        tokens = heuristic_block(block)
-        self._memo[id(block)] = (block, tokens)
-        return tokens
+        Kept when the change was only the block replacements announced by :meth:`blocks_replaced`.
+        """
+        if self._only_replaced:
+            self._only_replaced = False
+            return
+        if self._tally is not None:
+            self._tally.clear()
 
     async def block(self, role: str, block: Mapping[str, Any]) -> int:
         """Tokens of a one-block message of ``role`` holding ``block``."""
         if self.encoding is not None:
             return exact_block(block, self.encoding)
-        if self.native:
-            return self._heuristic(block)
+        if self._tally is not None:
+            tokens = self._tally.block(block)
+            return heuristic_block(block) if tokens is None else tokens
         return int(await self.model.count_tokens([{"role": role, "content": [block]}]))
 
     async def messages(self, messages: list[Any]) -> int:
         """Tokens of ``messages`` as the model counts them (utilization never uses ``encoding``)."""
-        if self.native:
-            return sum(self._heuristic(block) for message in messages for block in message["content"])
+        if self._tally is not None:
+            tokens = self._tally.messages(messages)
+            return heuristic_messages(messages) if tokens is None else tokens
         return int(await self.model.count_tokens(messages))
+
+    def holding_more_than(self, messages: list[Any], floor: int) -> list[int] | None:
+        """Indices of the messages with a block of more than ``floor`` tokens, in one native pass.
+
+        Blocks are counted as :meth:`block` counts them. ``None`` when the native pass cannot tell
+        (an exact encoding, a model counting its own way, an unusual shape): any message may then
+        hold one.
+        """
+        if self.encoding is not None or self._tally is None:
+            return None
+        return self._tally.over(messages, floor)
 
 
 _RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default=None)

@@ -44,11 +44,10 @@ def _bytes_as_base64(value: object) -> object:
 def encode_value(value: object) -> bytes:
     """The stored form of a block: default ``json.dumps`` text with bytes as base64, in UTF-8."""
     try:
-        text = _native.json_dumps(value)
+        return _native.json_dumps_utf8(value)
     except TypeError:
         # bytes (images, documents) need the base64 hook; json reports anything else itself.
-        text = json.dumps(value, default=_bytes_as_base64)
-    return text.encode("utf-8")
+        return json.dumps(value, default=_bytes_as_base64).encode("utf-8")
 
 
 def decode_value(data: bytes) -> object:

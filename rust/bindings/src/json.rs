@@ -21,7 +21,7 @@ use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 /// Nesting depth at which the walk gives up even if Python's recursion limit
 /// was raised further, so that the native stack can never overflow.
@@ -33,7 +33,7 @@ const LINEAR_PATH: usize = 16;
 
 /// A hasher for pointer-sized keys (addresses are already well spread).
 #[derive(Default)]
-struct AddrHasher(u64);
+pub(crate) struct AddrHasher(u64);
 
 impl Hasher for AddrHasher {
     fn finish(&self) -> u64 {
@@ -147,6 +147,7 @@ impl Drop for Ucs4 {
 /// # Safety
 /// `obj` must be a live `str` object and the GIL held; the returned slice
 /// borrows the object's cached UTF-8 and must not outlive it.
+#[inline(always)]
 unsafe fn str_text<'a>(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<Text<'a>> {
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(obj, &mut size);
@@ -638,6 +639,27 @@ fn json_dumps<'py>(
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
+    dump_then(py, obj, indent, |out| text_from_buffer(py, out))
+}
+
+/// `json_dumps(obj, indent=indent).encode("utf-8")`, without the `str` in between.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent=None))]
+fn json_dumps_utf8<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    dump_then(py, obj, indent, |out| Ok(PyBytes::new(py, out)))
+}
+
+/// Dump `obj` into the reusable buffer and hand the text to `finish`.
+fn dump_then<'py, R>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+    finish: impl FnOnce(&[u8]) -> PyResult<R>,
+) -> PyResult<R> {
     let layout = layout_for(indent)?;
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
     let buffer = SPARE_BUFFER.with(|b| b.take());
@@ -645,12 +667,12 @@ fn json_dumps<'py>(
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
     unsafe { walker.value(obj.as_ptr())? };
     let mut out = walker.w.into_sink();
-    let text = text_from_buffer(py, &out);
+    let result = finish(&out);
     if out.capacity() <= MAX_SPARE_BUFFER {
         out.clear();
         SPARE_BUFFER.with(|b| b.replace(out));
     }
-    text
+    result
 }
 
 /// Keep at most this much output buffer around between calls.
@@ -676,14 +698,23 @@ fn text_from_buffer<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyS
 /// building the text. Raises what `json.dumps(obj)` would raise.
 #[pyfunction]
 fn json_dumps_len(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    // SAFETY: `obj` is a live object and the GIL is held.
+    unsafe { compact_len(py, obj.as_ptr()) }
+}
+
+/// Length of `json.dumps(obj)` for a borrowed object pointer.
+///
+/// # Safety
+/// `obj` must be a live object and the GIL held for the whole call.
+pub(crate) unsafe fn compact_len(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<usize> {
     let mut walker = Walker::new(py, LenSink::default(), Layout::Compact, None);
-    // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
-    unsafe { walker.value(obj.as_ptr())? };
+    walker.value(obj)?;
     Ok(walker.w.sink().len)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_dumps, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_len, m)?)?;
+    m.add_function(wrap_pyfunction!(json_dumps_utf8, m)?)?;
     Ok(())
 }

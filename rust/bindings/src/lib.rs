@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod grep;
+mod heuristic;
 mod json;
 mod jsonpath;
 mod keyword;
@@ -16,6 +17,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tokens::register(m)?;
     grep::register(m)?;
     json::register(m)?;
+    heuristic::register(m)?;
     keyword::register(m)?;
     jsonpath::register(m)?;
     Ok(())

@@ -99,12 +99,75 @@ const fn build_len_table() -> [u8; 256] {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Length of the ensure_ascii escape of `text`, quotes excluded.
-pub fn escaped_len_utf8(text: &str) -> usize {
-    text.as_bytes()
+/// Per byte of UTF-8 input: its escaped length minus one (see [`ESCAPED_LEN`]),
+/// so that a text's escaped length is its byte length plus the sum of these.
+static ESCAPED_EXTRA: [i8; 256] = build_extra_table();
+
+const fn build_extra_table() -> [i8; 256] {
+    let mut t = [0i8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = ESCAPED_LEN[i] as i8 - 1;
+        i += 1;
+    }
+    t
+}
+
+/// Escaped length minus byte length of up to eight bytes.
+#[inline(always)]
+fn extra_of(bytes: &[u8]) -> isize {
+    bytes
         .iter()
-        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
+        .map(|&b| isize::from(ESCAPED_EXTRA[usize::from(b)]))
         .sum()
+}
+
+/// Length of the ensure_ascii escape of `text`, quotes excluded.
+///
+/// The text is tested eight bytes at a time; a word that needs no escape (the
+/// common case) counts as its length, others byte by byte through a table.
+#[inline]
+pub fn escaped_len_utf8(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut extra: isize = 0;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        if escape_mask(word_of(chunk)) != 0 {
+            extra += extra_of(chunk);
+        }
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() && escape_mask(gather(tail)) != 0 {
+        extra += extra_of(tail);
+    }
+    // The extras never take the total below zero: a continuation byte's -1
+    // follows its lead byte's +5 or +11.
+    bytes.len().wrapping_add_signed(extra)
+}
+
+/// A word holding every byte of `short` (1 to 7 bytes), some twice.
+///
+/// Made of a few fixed-size reads: a loop over a variable number of bytes
+/// mispredicts on nearly every short string (keys, ids, words).
+#[inline(always)]
+fn gather(short: &[u8]) -> u64 {
+    let n = short.len();
+    if n >= 4 {
+        let low = u32::from_le_bytes([short[0], short[1], short[2], short[3]]);
+        let high = u32::from_le_bytes([short[n - 4], short[n - 3], short[n - 2], short[n - 1]]);
+        u64::from(low) | (u64::from(high) << 32)
+    } else {
+        let (a, b, c) = (short[0], short[n / 2], short[n - 1]);
+        u64::from_le_bytes([a, b, c, a, b, c, a, b])
+    }
+}
+
+/// The little-endian word of an eight-byte slice.
+#[inline(always)]
+fn word_of(chunk: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(chunk);
+    u64::from_le_bytes(word)
 }
 
 #[inline]
@@ -178,39 +241,71 @@ fn next_escape(bytes: &[u8], mut from: usize) -> Option<usize> {
         }
         from += 8;
     }
+    // The short tail: one test of all its bytes, then (rarely) a byte search.
     let tail = bytes.get(from..).unwrap_or(&[]);
-    if tail.is_empty() {
+    if tail.is_empty() || escape_mask(gather(tail)) == 0 {
         return None;
     }
-    // Pad the short tail with a clean byte and test it as one word.
-    let mut word = [b'a'; 8];
-    word[..tail.len()].copy_from_slice(tail);
-    let m = escape_mask(u64::from_le_bytes(word));
-    if m == 0 {
-        None
-    } else {
-        Some(from + (m.trailing_zeros() / 8) as usize)
-    }
+    tail.iter()
+        .position(|&b| ESCAPED_LEN[usize::from(b)] != 1)
+        .map(|i| from + i)
 }
 
 /// Append the ensure_ascii escape of UTF-8 `text` to `out`, without quotes.
+///
+/// Clean runs are copied whole; a run of characters that all need escaping
+/// (a word of Cyrillic or CJK, say) is escaped in one go, without scanning
+/// for the next escape between its characters.
 pub fn escape_utf8_into(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     let mut start = 0;
-    while let Some(i) = next_escape(bytes, start) {
-        out.extend_from_slice(&bytes[start..i]);
-        let b = bytes[i];
-        if b < 0x80 {
-            push_escaped_code_point(out, u32::from(b));
-            start = i + 1;
-        } else {
-            // `text` is valid UTF-8, so the sequence is complete and well formed.
-            let (cp, width) = decode_utf8_at(bytes, i);
-            push_escaped_code_point(out, cp);
-            start = i + width;
+    while let Some(mut i) = next_escape(bytes, start) {
+        push_plain(out, &bytes[start..i]);
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                if ESCAPED_LEN[usize::from(b)] == 1 {
+                    break;
+                }
+                push_escaped_code_point(out, u32::from(b));
+                i += 1;
+            } else {
+                // `text` is valid UTF-8, so the sequence is complete and well formed.
+                let (cp, width) = decode_utf8_at(bytes, i);
+                push_escaped_code_point(out, cp);
+                i += width;
+            }
         }
+        start = i;
     }
-    out.extend_from_slice(&bytes[start..]);
+    push_plain(out, &bytes[start..]);
+}
+
+/// Append `run` (bytes that need no escape) to `out`.
+///
+/// Most runs are short (keys, ids, words between escapes), where a call to
+/// `memcpy` costs more than the copy: up to 16 bytes are written as two
+/// fixed-size pieces that overlap in the middle, as `memcpy` itself does for
+/// small sizes (the buffer is trimmed to the right length in between).
+#[inline(always)]
+fn push_plain(out: &mut Vec<u8>, run: &[u8]) {
+    let n = run.len();
+    if n > 16 {
+        out.extend_from_slice(run);
+        return;
+    }
+    let start = out.len();
+    if n >= 8 {
+        out.extend_from_slice(&word_of(&run[..8]).to_le_bytes());
+        out.truncate(start + n - 8);
+        out.extend_from_slice(&word_of(&run[n - 8..]).to_le_bytes());
+    } else if n >= 4 {
+        out.extend_from_slice(&[run[0], run[1], run[2], run[3]]);
+        out.truncate(start + n - 4);
+        out.extend_from_slice(&[run[n - 4], run[n - 3], run[n - 2], run[n - 1]]);
+    } else if n > 0 {
+        out.extend_from_slice(&[run[0], run[n / 2], run[n - 1]]);
+        out.truncate(start + n);
+    }
 }
 
 /// Decode the UTF-8 sequence starting at `bytes[i]` (a lead byte >= 0x80).
@@ -264,18 +359,46 @@ impl NumBuf {
             self.push(b);
         }
     }
+
+    /// Push the decimal digits of `v`, left-padded with zeros to `width`.
+    fn push_digits(&mut self, mut v: u64, width: usize) {
+        let mut tmp = [b'0'; 20];
+        let mut pos = tmp.len();
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            pos -= 2;
+            tmp[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        }
+        if v >= 10 {
+            let pair = v as usize * 2;
+            pos -= 2;
+            tmp[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
+            pos -= 1;
+            tmp[pos] = b'0' + v as u8;
+        }
+        let start = pos.min(tmp.len().saturating_sub(width));
+        self.extend(&tmp[start..]);
+    }
 }
 
-/// The shortest round-trip decimal digits of a finite, non-negative `x`
-/// (no leading or trailing zeros) into `digits`; returns the decimal exponent
-/// of the first digit (`x = d.ddd * 10^exp`). Zero gives no digits.
+/// [`digits_of_ryu`] of a finite, non-negative `x`.
+#[cfg(test)]
 fn shortest_digits(x: f64, digits: &mut NumBuf) -> i32 {
     let mut ryu_buf = ryu::Buffer::new();
+    digits_of_ryu(ryu_buf.format_finite(x).as_bytes(), digits)
+}
+
+/// The shortest round-trip decimal digits of a finite, non-negative number,
+/// given ryu's text of it, (no leading or trailing zeros) into `digits`;
+/// returns the decimal exponent of the first digit (`x = d.ddd * 10^exp`).
+/// Zero gives no digits.
+fn digits_of_ryu(text: &[u8], digits: &mut NumBuf) -> i32 {
     // Ryu prints the shortest digits that read back as `x`, choosing the one
     // closest to `x` among equally short candidates, as Python's repr does.
     // Its layout (positional or `e` notation) is not Python's, so only the
     // digits and the exponent are taken from it.
-    let text = ryu_buf.format_finite(x).as_bytes();
     let e_pos = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
     let mut exp: i32 = 0;
     if let Some(exp_text) = text.get(e_pos + 1..) {
@@ -337,8 +460,16 @@ fn format_float(x: f64) -> NumBuf {
         });
         return out;
     }
+    let mut ryu_buf = ryu::Buffer::new();
+    format_finite_from_ryu(x, ryu_buf.format_finite(x).as_bytes())
+}
+
+/// [`format_float`] of a finite `x`, given ryu's text of it.
+fn format_finite_from_ryu(x: f64, ryu_text: &[u8]) -> NumBuf {
+    let mut out = NumBuf::new();
     let mut digit_buf = NumBuf::new();
-    let exp = shortest_digits(x.abs(), &mut digit_buf);
+    let unsigned = ryu_text.strip_prefix(b"-").unwrap_or(ryu_text);
+    let exp = digits_of_ryu(unsigned, &mut digit_buf);
     let digits = digit_buf.as_bytes();
     if digits.is_empty() {
         // Zero: Python writes `0.0` / `-0.0`.
@@ -398,8 +529,108 @@ fn format_float(x: f64) -> NumBuf {
     out
 }
 
+/// Whether ryu's text of a finite number is already Python's repr.
+///
+/// Both write the same shortest round-trip digits. Ryu writes them
+/// positionally (`123.0`, `0.5`, `0.00012`) while the decimal point falls
+/// within 16 digits to the right of the first digit or 5 to the left, Python
+/// within 16 to the right or 4 to the left, and positional texts agree
+/// character for character. So ryu's text is Python's unless it is in
+/// scientific notation (spelt differently: `1e16` vs `1e+16`) or is one of the
+/// positional texts Python writes in scientific notation: |x| in [1e-5, 1e-4),
+/// `0.0000d...`.
+#[inline]
+fn ryu_is_python(text: &[u8]) -> bool {
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    !unsigned.starts_with(b"0.0000") && memchr::memchr(b'e', unsigned).is_none()
+}
+
+/// Powers of ten up to the most fraction digits [`short_decimal`] tries (all exact in f64).
+const POW10: [f64; 9] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8];
+/// Powers of ten as integers, for the positional digits.
+const POW10_INT: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+/// 2^51: scaled values stay below it (see [`short_decimal`]).
+const TWO_51: f64 = 2_251_799_813_685_248.0;
+/// 2^52: adding and subtracting it rounds a value in [0, 2^51) to the nearest integer.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+/// Python's repr of a finite `x` that is a short decimal: at most eight
+/// digits after the point and at least 1e-4 in magnitude (`12.5`, `0.07`,
+/// `1200.0`). `None` for any other value.
+///
+/// This is the common case in real data (prices, ratings, measurements), and
+/// the one ryu is slowest at: it derives 17 digits and strips them one by one.
+///
+/// Why it is exact. Let a = |x|, and k <= 8 with a * 10^k < 2^51. The reals
+/// that round to a lie within ulp(a) / 2 <= a * 2^-53 of it, so scaled by
+/// 10^k within 0.25 of a * 10^k: at most one integer m is in there, and its
+/// decimal m / 10^k reads back as x exactly when the correctly rounded
+/// division m / 10^k gives a. The computed product is within 0.125 of the
+/// exact one, so rounding it finds that m when it exists. The smallest such
+/// k gives the shortest digits (a decimal with more fraction digits has at
+/// least as many significant ones, and the same number only across a power of
+/// ten, farther from x than the rounding interval reaches), which is what
+/// Python's repr writes, in positional form since 1e-4 <= m / 10^k < 1e16.
+/// Before trying each k, one test at the largest k rules out the values with
+/// no such decimal at all (most values with 17 significant digits): if some
+/// k works, the scaled value there is within 1.5 ulp of an integer.
+fn short_decimal(x: f64) -> Option<NumBuf> {
+    let a = x.abs();
+    let mut k_max = POW10.len() - 1;
+    while a * POW10[k_max] >= TWO_51 {
+        k_max = k_max.checked_sub(1)?;
+    }
+    let y = a * POW10[k_max];
+    if (y - ((y + TWO_52) - TWO_52)).abs() > y * (1.0 / TWO_52) * 4.0 {
+        return None;
+    }
+    let (k, m) = (0..=k_max).find_map(|k| {
+        let m = (a * POW10[k] + TWO_52) - TWO_52;
+        (m / POW10[k] == a).then_some((k, m as u64))
+    })?;
+    if k > 4 && m < POW10_INT[k - 4] {
+        return None; // below 1e-4: Python writes it in scientific notation
+    }
+    let mut out = NumBuf::new();
+    if x.is_sign_negative() {
+        out.push(b'-');
+    }
+    out.push_digits(m / POW10_INT[k], 1);
+    out.push(b'.');
+    if k == 0 {
+        out.push(b'0');
+    } else {
+        out.push_digits(m % POW10_INT[k], k);
+    }
+    Some(out)
+}
+
 /// Append Python's float repr of `x` (JSON spelling for NaN and infinities).
 pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
+    if x.is_finite() {
+        if let Some(text) = short_decimal(x) {
+            sink.raw(text.as_bytes());
+            return;
+        }
+        let mut buf = ryu::Buffer::new();
+        let text = buf.format_finite(x).as_bytes();
+        if ryu_is_python(text) {
+            sink.raw(text);
+        } else {
+            sink.raw(format_finite_from_ryu(x, text).as_bytes());
+        }
+        return;
+    }
     sink.raw(format_float(x).as_bytes());
 }
 
@@ -801,6 +1032,101 @@ mod tests {
     }
 
     #[test]
+    fn short_decimals_take_the_fast_path_and_match_python() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.25, "1.25"),
+            (-12.5, "-12.5"),
+            (0.1, "0.1"),
+            (0.07, "0.07"),
+            (0.0001, "0.0001"),
+            (0.00012345, "0.00012345"),
+            (1200.0, "1200.0"),
+            (19.99, "19.99"),
+            (4.7, "4.7"),
+            (48.856613, "48.856613"),
+            (1234567.12345678, "1234567.12345678"),
+            (22517998.12, "22517998.12"),
+            (1.7e9 + 0.125, "1700000000.125"),
+            (2251799813685247.0, "2251799813685247.0"),
+        ];
+        for &(x, want) in cases {
+            let fast = short_decimal(x).unwrap_or_else(|| panic!("{x} missed the fast path"));
+            assert_eq!(std::str::from_utf8(fast.as_bytes()).unwrap(), want);
+            assert_eq!(float_repr(x), want);
+        }
+        // Not short, or Python's scientific range: left to the general path.
+        for x in [
+            0.1 + 0.2,
+            1e-5,
+            0.00005,
+            1e16,
+            1.0 / 3.0,
+            5e-324,
+            2251799813685248.0 + 2.0,
+        ] {
+            assert!(short_decimal(x).is_none(), "{x}");
+        }
+    }
+
+    #[test]
+    fn ryu_text_is_used_only_where_it_is_python_repr() {
+        let mut state: u64 = 0x1319_8a2e_0370_7344;
+        let mut check = |x: f64| {
+            let mut fast = Vec::new();
+            write_float(&mut fast, x);
+            assert_eq!(fast, format_float(x).as_bytes(), "bits {:x}", x.to_bits());
+            let mut len = LenSink::default();
+            write_float(&mut len, x);
+            assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
+        };
+        for i in 0..300_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = match i % 4 {
+                0 => (state % 100_000_000) as f64 / 10f64.powi((state >> 40) as i32 % 24),
+                1 => f64::from_bits(state),
+                2 => {
+                    ((state >> 11) as f64 / (1u64 << 53) as f64)
+                        * 10f64.powi((state % 50) as i32 - 25)
+                }
+                _ => -((state % 1_000_000) as f64) / 100.0,
+            };
+            check(x);
+        }
+        // The edges of Python's positional range, on both sides and both signs.
+        for e in -30..30 {
+            let p = 10f64.powi(e);
+            for x in [
+                p,
+                p * 0.999_999_999_999_9,
+                p * 1.000_000_000_001,
+                p * 1.5,
+                p - p * 1e-16,
+            ] {
+                check(x);
+                check(-x);
+            }
+        }
+        for x in [
+            0.0,
+            -0.0,
+            1e-5,
+            9.999e-5,
+            1e-4,
+            1e16,
+            9.999_999_999_999_998e15,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ] {
+            check(x);
+            check(-x);
+        }
+    }
+
+    #[test]
     fn swar_scan_matches_table() {
         for b in 0u8..=255 {
             for pos in 0..8 {
@@ -839,13 +1165,42 @@ mod tests {
 
     #[test]
     fn escaped_len_agrees_with_escape() {
-        for s in ["", "abc", "a\"\\\n\u{1}\u{7f}", "é€😀x", "日本語テキスト"] {
+        for s in [
+            "",
+            "abc",
+            "a\"\\\n\u{1}\u{7f}",
+            "é€😀x",
+            "日本語テキスト",
+            "exactly8",
+            "sixteen bytes ok",
+            "seventeen bytes!\n",
+            "a long clean run of ascii text, then é and 😀 and \"quotes\" late",
+            "данные данные",
+        ] {
             assert_eq!(escaped_len_utf8(s), esc(s).len(), "{s:?}");
         }
         for cp in [0x22, 0x41, 0x0a, 0x01, 0x7f, 0xe9, 0xd800, 0xffff, 0x1f600] {
             let mut v = Vec::new();
             push_escaped_code_point(&mut v, cp);
             assert_eq!(escaped_len_code_point(cp), v.len(), "{cp:x}");
+        }
+    }
+
+    #[test]
+    fn escaped_len_of_every_length_and_position() {
+        let specials = ["\"", "\\", "\n", "\u{1}", "\u{7f}", "é", "€", "😀"];
+        for n in 0..26 {
+            let plain = "abcdefghijklmnopqrstuvwxyz"[..n].to_owned();
+            assert_eq!(escaped_len_utf8(&plain), n);
+            for at in 0..=n {
+                for special in specials {
+                    let mut text = plain.clone();
+                    text.insert_str(at, special);
+                    assert_eq!(escaped_len_utf8(&text), esc(&text).len(), "{text:?}");
+                    text.insert_str(0, special);
+                    assert_eq!(escaped_len_utf8(&text), esc(&text).len(), "{text:?}");
+                }
+            }
         }
     }
 

@@ -136,6 +136,12 @@ pub fn heuristic_count(code_points: usize) -> usize {
     code_points.div_ceil(4)
 }
 
+/// The heuristic count for a JSON value whose compact `json.dumps` text is
+/// `json_len` characters long: ceil(n / 2), as the SDK counts JSON.
+pub fn heuristic_json_count(json_len: usize) -> usize {
+    json_len.div_ceil(2)
+}
+
 /// Iterates the pre-tokenizer pieces of `text` (the same split as tiktoken's regex).
 pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a {
     Pieces::new(text, bpe)
@@ -552,6 +558,9 @@ mod tests {
         assert!("heuristic".parse::<Bpe>().is_err());
         assert_eq!(heuristic_count(0), 0);
         assert_eq!(heuristic_count(5), 2);
+        assert_eq!(heuristic_json_count(0), 0);
+        assert_eq!(heuristic_json_count(2), 1);
+        assert_eq!(heuristic_json_count(7), 4);
     }
 
     #[test]

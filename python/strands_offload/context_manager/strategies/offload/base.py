@@ -248,14 +248,20 @@ class BaseOffloadStrategy(ABC):
 
     async def _apply_per_block(self, context: ContextState, measure: Measure) -> bool:
         messages = context.messages
+        # Only blocks above the threshold are ever replaced: when the native pass can say which
+        # messages hold one (usually none), the others need no further look.
+        holding = measure.holding_more_than(messages, self._threshold or 0)
+        if holding is not None and not holding:
+            return False
         names = _tool_names(messages)
-        candidates = self._oldest_matches(messages, names) if self._preserve_recent > 0 else list(messages)
-        position = {id(m): i for i, m in enumerate(messages)}
+        candidates = list(enumerate(messages)) if holding is None else [(i, messages[i]) for i in holding]
+        if self._preserve_recent > 0:
+            oldest = {id(m) for m in self._oldest_matches(messages, names)}
+            candidates = [(i, m) for i, m in candidates if id(m) in oldest]
         budget = self._clear_at_least > 0 and not context.overflow
         plan: list[tuple[list[Any], int, Any, int]] = []
-        for message in candidates:
-            index = position.get(id(message), -1)
-            if index >= 0 and is_pinned(messages, index):
+        for index, message in candidates:
+            if is_pinned(messages, index):
                 continue
             plan.extend(await self._plan_blocks(message, names, measure, context.agent))
         return await self._commit(plan, measure, budget)
@@ -312,6 +318,7 @@ class BaseOffloadStrategy(ABC):
                 return False
         for content, index, replacement, _ in plan:
             content[index] = replacement
+        measure.blocks_replaced()
         return True
 
     async def _eligible_messages(self, context: ContextState, measure: Measure) -> list[Any]:
