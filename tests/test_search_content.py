@@ -352,3 +352,37 @@ def test_str_with_lone_surrogates_matches_reference_or_refuses_clearly(text: str
     if allowed_refusal(pattern, got):
         return
     assert got == expected
+
+
+HUGE_COUNT_PATTERNS = [r"\w{30000}", r"\d{65535}", r"[^a]{65535}", r"a{0,4294967294}b", r"[\w\W]{65535}"]
+SHORT_LINES = "\n".join(f"line {i}: some words, {i * 7} and more" for i in range(1000))
+
+
+@pytest.mark.parametrize("text", ["abc", SHORT_LINES], ids=["abc", "1000-lines"])
+@pytest.mark.parametrize("pattern", HUGE_COUNT_PATTERNS)
+def test_huge_counted_repeats_match_reference_without_expansion(pattern: str, text: str) -> None:
+    # Counts far beyond the longest line are bounded by it, so nothing huge is compiled.
+    assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.lists(st.text(alphabet="ab1 _-", max_size=40), max_size=6).map("\n".join),
+    atom=st.sampled_from(["a", r"\w", r"\d", "[^a]", r"[\w\W]", ".", "(?:ab)", "(a)", "a?", "(?:a|bb?)", "(b?)"]),
+    lo=st.integers(0, 70),
+    extra=st.one_of(st.none(), st.integers(0, 5000)),
+    lazy=st.booleans(),
+    tail=st.sampled_from(["", "b", "$", "1", "(?=a)"]),
+)
+def test_generated_counted_repeats_match_reference(
+    text: str, atom: str, lo: int, extra: int | None, lazy: bool, tail: str
+) -> None:
+    count = f"{{{lo},}}" if extra is None else f"{{{lo},{lo + extra}}}"
+    pattern = f"{atom}{count}{'?' if lazy else ''}{tail}"
+    assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"(a){0,3000}\1b", r"(\w{2,40000})\1", r"(b){20,5000}(?(1)a|b)"])
+def test_huge_counts_with_back_references_match_reference(pattern: str) -> None:
+    for text in ["abab", "xbbx\nab", "a" * 30]:
+        assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)

@@ -327,7 +327,12 @@ _ANY_TEXT = r"[^\n]*"
 
 
 class _Translator:
-    def __init__(self) -> None:
+    def __init__(self, line_cap: int | None = None, captures_observable: bool = True) -> None:
+        # Upper bound on the length of any line of the text at hand (None: unknown), and
+        # whether the pattern can observe what its groups captured (back-references,
+        # conditionals): together they decide how far a counted repeat can be simplified.
+        self.line_cap = line_cap
+        self.captures_observable = captures_observable
         self.needs_backtracking = False
         self.needs_ascii_text = False
         self.surrogate_exact = True
@@ -399,6 +404,10 @@ class _Translator:
                 # X* is "X or nothing" (tried in the repeat's order); engines reject
                 # quantifiers on assertions.
                 return self.zero_width_repeat(op, lo, f)
+            bounds = self.fit_repeat(lo, hi, sub)
+            if bounds is None:
+                return _Forms.same(_NEVER)
+            lo, hi = bounds
             q = _quantifier(lo, hi)
             widened = f"(?:{f.prefilter}){q}"
             if op is _C.MIN_REPEAT:
@@ -430,6 +439,30 @@ class _Translator:
             f = self.seq(av, flags, ctx)
             return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})")
         raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
+
+    def fit_repeat(self, lo: int, hi: int, sub: Any) -> tuple[int, int] | None:
+        """The bounds of a counted repeat that mean the same on lines of at most ``line_cap`` characters.
+
+        A match never crosses a line, so a repeat whose every iteration takes at least
+        one character cannot make more than ``line_cap`` iterations: a minimum beyond
+        that cannot match (None), a maximum beyond it is as good as unbounded. When an
+        iteration may be empty, a huge maximum also makes the minimum irrelevant (the
+        missing iterations match the empty string), but only when no back-reference
+        or conditional can tell which iteration captured what.
+        """
+        cap = self.line_cap
+        if cap is None:
+            return lo, hi
+        width = sub.getwidth()[0]
+        if width >= 1:
+            if lo > cap // width:
+                return None
+            if hi != _C.MAXREPEAT and hi > cap:
+                return lo, _C.MAXREPEAT
+            return lo, hi
+        if not self.captures_observable and (lo > cap or (hi != _C.MAXREPEAT and hi > cap)):
+            return 0, _C.MAXREPEAT
+        return lo, hi
 
     def zero_width_repeat(self, op: Any, lo: int, f: _Forms) -> _Forms:
         possessive = op is getattr(_C, "POSSESSIVE_REPEAT", None)
@@ -486,6 +519,58 @@ def _zero_width(items: Iterable[tuple[Any, Any]]) -> bool:
     return True
 
 
+def _walk(items: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, Any]]:
+    """Every node of a parse tree, depth first."""
+    for op, av in items:
+        yield op, av
+        if op is _C.BRANCH:
+            for alt in av[1]:
+                yield from _walk(alt)
+        elif op is _C.SUBPATTERN:
+            yield from _walk(av[3])
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
+            yield from _walk(av[2])
+        elif op in (_C.ASSERT, _C.ASSERT_NOT):
+            yield from _walk(av[1])
+        elif op is _C.GROUPREF_EXISTS:
+            yield from _walk(av[1])
+            if av[2] is not None:
+                yield from _walk(av[2])
+        elif op is getattr(_C, "ATOMIC_GROUP", None):
+            yield from _walk(av)
+
+
+def _refers_to_groups(items: Iterable[tuple[Any, Any]]) -> bool:
+    return any(op in (_C.GROUPREF, _C.GROUPREF_EXISTS) for op, _ in _walk(items))
+
+
+# Counted repeats up to this count are expanded as they are; beyond it the pattern
+# is translated for the text at hand (see ``translate``'s ``line_cap``).
+_LARGE_COUNT = 16
+
+
+@functools.lru_cache(maxsize=256)
+def has_large_counts(pattern: str) -> bool:
+    """Whether a valid regex pattern holds a counted repeat worth bounding by the text's lines."""
+    if literal_text(pattern) is not None:
+        return False
+    tree = _P.parse(pattern[:MAX_PATTERN_LENGTH], 0)
+    for op, av in _walk(tree):
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
+            lo, hi = av[0], av[1]
+            if lo > _LARGE_COUNT or (hi != _C.MAXREPEAT and hi > _LARGE_COUNT):
+                return True
+    return False
+
+
+def line_cap_for(longest_line: int) -> int:
+    """A bound on line length for ``translate``: the next power of two above the longest line.
+
+    Rounding up lets texts of similar shape share one compiled matcher.
+    """
+    return 1 << max(longest_line, 1).bit_length()
+
+
 def _quantifier(lo: int, hi: int) -> str:
     unbounded = hi == _C.MAXREPEAT
     if lo == 0 and unbounded:
@@ -501,11 +586,15 @@ def _quantifier(lo: int, hi: int) -> str:
     return f"{{{lo},{hi}}}"
 
 
-def translate(pattern: str) -> Translation:
-    """Rewrite a pattern Python's ``re`` accepts for the native engines.
+def translate(pattern: str, line_cap: int | None = None) -> Translation:
+    r"""Rewrite a pattern Python's ``re`` accepts for the native engines.
 
     Args:
         pattern: A pattern that ``re.compile`` accepts.
+        line_cap: An upper bound on the length of every line of the text to search
+            (None when unknown). Counted repeats are then bounded by what such lines can
+            hold, which keeps the meaning on that text and keeps huge counts
+            (``\w{30000}``, ``a{0,4294967294}``) from being expanded by the engines.
 
     Returns:
         The linear and backtracking forms and what they need from the text.
@@ -514,7 +603,7 @@ def translate(pattern: str) -> Translation:
         UntranslatablePattern: If the pattern cannot be matched with the same meaning.
     """
     tree = _P.parse(pattern, 0)
-    tr = _Translator()
+    tr = _Translator(line_cap, _refers_to_groups(tree))
     flags = tree.state.flags
     ctx = _global_context(flags)
     items = list(tree)
@@ -567,11 +656,13 @@ def plain_text(pattern: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def compile_matcher(pattern: str) -> _native.Matcher:
+def compile_matcher(pattern: str, line_cap: int | None = None) -> _native.Matcher:
     """The native matcher for a (non-empty) grep pattern, cached per pattern.
 
     Args:
         pattern: The pattern as the caller gave it (only the first 200 characters are used).
+        line_cap: A bound on the length of the text's lines (see ``translate``), given
+            for patterns with large counted repeats (``has_large_counts``).
 
     Returns:
         A compiled native matcher.
@@ -584,7 +675,7 @@ def compile_matcher(pattern: str) -> _native.Matcher:
         literal = plain_text(pattern[:MAX_PATTERN_LENGTH])
     if literal is not None:
         return _native.Matcher.literal(literal.encode("utf-8", "surrogatepass"))
-    tr = translate(pattern[:MAX_PATTERN_LENGTH])
+    tr = translate(pattern[:MAX_PATTERN_LENGTH], line_cap)
     return _native.Matcher.regex(
         tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.prefilter, tr.surrogate_exact
     )

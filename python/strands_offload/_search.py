@@ -22,7 +22,7 @@ from typing import Any
 
 from . import _native
 from ._native import TextIndex
-from ._pattern import compile_matcher
+from ._pattern import compile_matcher, has_large_counts, line_cap_for
 
 __all__ = ["TextIndex", "is_searchable_content", "search_content"]
 
@@ -119,7 +119,9 @@ def search_content(
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be str, not {type(pattern).__name__}")
     try:
-        matcher = compile_matcher(pattern)
+        # Huge counted repeats are bounded by what the text's lines can hold.
+        cap = line_cap_for(index.longest_line_bytes) if has_large_counts(pattern) else None
+        matcher = compile_matcher(pattern, cap)
     except ValueError:
         # The reference checks the range before it looks at the pattern.
         _native.search(index, None, None, bounds, 0, 0)

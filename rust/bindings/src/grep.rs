@@ -138,6 +138,12 @@ impl TextIndex {
         self.inner.is_ascii()
     }
 
+    /// Length in bytes of the longest line (a bound on its length in characters).
+    #[getter]
+    fn longest_line_bytes(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.inner.longest_line_bytes())
+    }
+
     /// Size of the held UTF-8 (or WTF-8) text in bytes.
     #[getter]
     fn byte_length(&self) -> usize {

@@ -128,6 +128,19 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
         self.is_ascii
     }
 
+    /// Length in bytes of the longest line (an upper bound on its length in code
+    /// points), found in one pass over the text.
+    pub fn longest_line_bytes(&self) -> usize {
+        let bytes = self.data.as_ref();
+        let mut longest = 0;
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', bytes) {
+            longest = longest.max(nl - start);
+            start = nl + 1;
+        }
+        longest.max(bytes.len() - start)
+    }
+
     /// Whether the text is empty (zero bytes).
     pub fn is_empty(&self) -> bool {
         self.data.as_ref().is_empty()
