@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -386,3 +387,14 @@ def test_generated_counted_repeats_match_reference(
 def test_huge_counts_with_back_references_match_reference(pattern: str) -> None:
     for text in ["abab", "xbbx\nab", "a" * 30]:
         assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
+def test_back_reference_on_one_long_json_line_is_answered() -> None:
+    # The step budget grows with the line: a pattern needing a few steps per position
+    # of a 1 MB single-line document is answered, not refused.
+    pattern = r'"(\w+)":\s*"\1"'
+    found = json.dumps({f"key{i}": (f"key{i}" if i == 40000 else f"value {i}") for i in range(45000)})
+    missing = json.dumps({f"key{i}": f"value{i}" for i in range(60000)})
+    for doc in (found, missing):
+        assert len(doc) > 1_000_000
+        assert search_content(doc, pattern=pattern, max_chars=300) == ref_search(doc, pattern=pattern, max_chars=300)

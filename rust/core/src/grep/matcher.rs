@@ -12,6 +12,7 @@
 //!   step limit per line and a time limit per search, so that no pattern can run for
 //!   long. A linear prefilter picks the candidate lines first.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use memchr::memmem;
@@ -19,8 +20,15 @@ use memchr::memmem;
 use super::index::count_newlines;
 use super::{GrepError, TextIndex};
 
-/// Steps the backtracking engine may take on one line before giving up.
+/// Steps the backtracking engine may take on one line before giving up: at least
+/// this many, more on long lines (see [`backtrack_budget`]).
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
+/// Steps per byte of the line granted on lines long enough to need more than
+/// [`BACKTRACK_LIMIT`]: a search tries every start position, so a pattern that
+/// needs a few steps per position needs a budget that grows with the line.
+pub const BACKTRACK_STEPS_PER_BYTE: usize = 64;
+/// Hard ceiling on the steps for one line, however long.
+pub const BACKTRACK_CEILING: usize = 256_000_000;
 /// Total time the backtracking engine may spend on one search.
 pub const BACKTRACK_TIME_LIMIT: Duration = Duration::from_secs(5);
 /// Compiled-program size limit for the engines (room for Python's explicit Unicode
@@ -66,11 +74,44 @@ pub struct RegexMatcher {
     linear: Option<regex::bytes::Regex>,
     linear_needs_ascii_text: bool,
     backtracking: Option<fancy_regex::Regex>,
+    /// The backtracking pattern, recompiled with larger step budgets for long lines.
+    backtracking_source: String,
+    /// Those larger-budget forms, by budget.
+    long_line_forms: Mutex<Vec<(usize, Arc<fancy_regex::Regex>)>>,
     prefilter: Option<regex::bytes::Regex>,
     surrogate_exact: bool,
 }
 
+/// The step budget for a line of `len` bytes: [`BACKTRACK_LIMIT`], or
+/// [`BACKTRACK_STEPS_PER_BYTE`] per byte rounded up to a power of two (so few
+/// budgets exist per pattern), never more than [`BACKTRACK_CEILING`].
+pub fn backtrack_budget(len: usize) -> usize {
+    len.saturating_mul(BACKTRACK_STEPS_PER_BYTE)
+        .checked_next_power_of_two()
+        .unwrap_or(BACKTRACK_CEILING)
+        .clamp(BACKTRACK_LIMIT, BACKTRACK_CEILING)
+}
+
 impl RegexMatcher {
+    /// The backtracking engine with the step budget for a line of `len` bytes.
+    /// `None` means the form compiled up front (budget [`BACKTRACK_LIMIT`]) serves.
+    fn backtracking_for(&self, len: usize) -> Result<Option<Arc<fancy_regex::Regex>>, GrepError> {
+        let budget = backtrack_budget(len);
+        if budget <= BACKTRACK_LIMIT {
+            return Ok(None);
+        }
+        let mut forms = self
+            .long_line_forms
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, re)) = forms.iter().find(|(b, _)| *b == budget) {
+            return Ok(Some(Arc::clone(re)));
+        }
+        let re = Arc::new(compile_backtracking(&self.backtracking_source, budget)?);
+        forms.push((budget, Arc::clone(&re)));
+        Ok(Some(re))
+    }
+
     /// The linear engine when it is exact on ASCII lines only (ASCII `\b`).
     fn ascii_line_engine(&self) -> Option<&regex::bytes::Regex> {
         if self.linear_needs_ascii_text {
@@ -88,9 +129,9 @@ fn compile_linear(pattern: &str) -> Result<regex::bytes::Regex, GrepError> {
         .map_err(|e| GrepError::Compile(e.to_string()))
 }
 
-fn compile_backtracking(pattern: &str) -> Result<fancy_regex::Regex, GrepError> {
+fn compile_backtracking(pattern: &str, limit: usize) -> Result<fancy_regex::Regex, GrepError> {
     fancy_regex::RegexBuilder::new(pattern)
-        .backtrack_limit(BACKTRACK_LIMIT)
+        .backtrack_limit(limit)
         .delegate_size_limit(SIZE_LIMIT)
         .build()
         .map_err(|e| GrepError::Compile(e.to_string()))
@@ -117,10 +158,10 @@ impl Matcher {
             } => {
                 let linear = linear.as_deref().map(compile_linear).transpose()?;
                 // Compile the backtracking form unless the linear one serves every text.
-                let (backtracking, prefilter) = if linear.is_none() || linear_needs_ascii_text {
+                let (compiled, prefilter) = if linear.is_none() || linear_needs_ascii_text {
                     // A prefilter is only an optimisation: without one every line is tried.
                     (
-                        Some(compile_backtracking(&backtracking)?),
+                        Some(compile_backtracking(&backtracking, BACKTRACK_LIMIT)?),
                         compile_linear(&prefilter).ok(),
                     )
                 } else {
@@ -129,7 +170,9 @@ impl Matcher {
                 Ok(Matcher::Regex(RegexMatcher {
                     linear,
                     linear_needs_ascii_text,
-                    backtracking,
+                    backtracking: compiled,
+                    backtracking_source: backtracking,
+                    long_line_forms: Mutex::new(Vec::new()),
                     prefilter,
                     surrogate_exact,
                 }))
@@ -173,11 +216,9 @@ impl Matcher {
                                 let candidates = scan(index, first, last, |pos| {
                                     pre.find_at(hay, pos).map(|m| m.start())
                                 });
-                                backtrack_lines(re, rm.ascii_line_engine(), index, candidates)
+                                backtrack_lines(rm, re, index, candidates)
                             }
-                            None => {
-                                backtrack_lines(re, rm.ascii_line_engine(), index, first..=last)
-                            }
+                            None => backtrack_lines(rm, re, index, first..=last),
                         },
                         None => Err(GrepError::Compile("no engine for this pattern".into())),
                     },
@@ -220,11 +261,12 @@ fn scan<S: AsRef<[u8]>>(
 /// an ASCII line goes to `ascii_engine` instead when there is one (a linear form that
 /// is exact on ASCII text).
 fn backtrack_lines<S: AsRef<[u8]>>(
+    rm: &RegexMatcher,
     re: &fancy_regex::Regex,
-    ascii_engine: Option<&regex::bytes::Regex>,
     index: &TextIndex<S>,
     lines: impl IntoIterator<Item = usize>,
 ) -> Result<Vec<usize>, GrepError> {
+    let ascii_engine = rm.ascii_line_engine();
     let hay = index.match_bytes();
     let started = Instant::now();
     let mut matched = Vec::new();
@@ -254,7 +296,9 @@ fn backtrack_lines<S: AsRef<[u8]>>(
         let line = std::str::from_utf8(&hay[s..e]).map_err(|err| GrepError::InvalidUtf8 {
             valid_up_to: s + err.valid_up_to(),
         })?;
-        match re.is_match(line) {
+        let long_line_form = rm.backtracking_for(line.len())?;
+        let engine = long_line_form.as_deref().unwrap_or(re);
+        match engine.is_match(line) {
             Ok(true) => matched.push(i),
             Ok(false) => {}
             Err(fancy_regex::Error::RuntimeError(_)) => {
@@ -320,6 +364,19 @@ mod tests {
             m.matching_lines(&idx, 0, 0),
             Err(GrepError::BacktrackLimit { line: 1 })
         ));
+    }
+
+    #[test]
+    fn backtracking_budget_grows_with_the_line_up_to_a_ceiling() {
+        assert_eq!(backtrack_budget(0), BACKTRACK_LIMIT);
+        assert_eq!(backtrack_budget(1_000), BACKTRACK_LIMIT);
+        assert!(backtrack_budget(1 << 20) >= (1 << 20) * BACKTRACK_STEPS_PER_BYTE);
+        assert_eq!(backtrack_budget(usize::MAX), BACKTRACK_CEILING);
+        // A back-reference tried at every position of one long line is answered.
+        let line = "{\"k\": \"v\", ".repeat(40_000) + "\"same\": \"same\"}";
+        let idx = TextIndex::new(line.as_str()).unwrap();
+        let m = regex(None, "\"(\\w+)\":\\s*\"\\1\"");
+        assert_eq!(m.matching_lines(&idx, 0, 0).unwrap(), vec![0]);
     }
 
     #[test]
