@@ -522,6 +522,16 @@ def test_runaway_selection_stops_with_a_clear_error() -> None:
         json_query(nested, "$..*..*")
 
 
+def test_quadratic_query_with_huge_filter_hits_the_work_budget() -> None:
+    # Every descendant of every descendant, each tested by a 1,001-term filter: billions
+    # of comparisons on a 4 KB document. The work budget ends it with a clear error.
+    nested = b"[" * 2000 + b"1" + b"]" * 2000
+    query = "$..*..*[?(@[0] == 5" + " || @[0] == 5" * 1000 + ")]"
+    with pytest.raises(ValueError, match=r"^query needs more than 200000000 steps on this content .*; narrow it$"):
+        json_query(nested, query)
+    assert json_query(nested, "$..*..*[?(@[0] == 5)]") == "No matches for query '$..*..*[?(@[0] == 5)]'."
+
+
 def test_ten_megabyte_document() -> None:
     records = [
         {

@@ -26,15 +26,37 @@ use super::query::{Filter, Literal, Op, Query, Selector, Step};
 /// queries like `$..*..*` on large documents stop instead of exhausting memory.
 pub const MAX_SELECTED: usize = 10_000_000;
 
-/// A query selected more than [`MAX_SELECTED`] values.
+/// Most units of work one query may take: one per node visited by a descendant
+/// segment, one per child a selector looks at, and per child a filter tests, one
+/// per comparison and path step the filter holds (counted whether or not `&&` /
+/// `||` cut it short). Ordinary queries on large documents stay far below; a query
+/// whose cost grows with the square of the document or with a huge filter ends
+/// with an error instead of running for minutes.
+pub const MAX_STEPS: u64 = 200_000_000;
+
+/// A query hit one of the work limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooManyMatches;
+pub enum SelectLimit {
+    /// It selected more than [`MAX_SELECTED`] values.
+    TooManyMatches,
+    /// It needed more than [`MAX_STEPS`] units of work.
+    TooMuchWork,
+}
 
 /// Marks an array item in a child list (no key).
 pub const NO_KEY: u32 = u32::MAX;
 
 /// Objects with more members than this are deduplicated through a hash map.
 const LINEAR_MEMBERS: usize = 32;
+
+/// Units of work to test one candidate with `filter` (see [`MAX_STEPS`]).
+fn filter_cost(filter: &Filter) -> u64 {
+    match filter {
+        Filter::And(parts) | Filter::Or(parts) => 1 + parts.iter().map(filter_cost).sum::<u64>(),
+        Filter::Not(inner) => 1 + filter_cost(inner),
+        Filter::Exists(path) | Filter::Compare(path, _, _) => 1 + path.len() as u64,
+    }
+}
 
 /// Do two key (string) nodes hold the same decoded text?
 fn same_key(doc: &Document<'_>, a: Node, b: Node) -> bool {
@@ -334,20 +356,40 @@ struct Selection<'q, 'd, 'a> {
     doc: &'d Document<'a>,
     query: &'q Query,
     scratch: Vec<(u32, u32)>,
+    /// Units of work left (see [`MAX_STEPS`]).
+    steps_left: u64,
 }
 
 impl Selection<'_, '_, '_> {
-    fn select(&mut self, node: u32, selector: &Selector, out: &mut Vec<u32>) {
+    /// Takes `n` units of work from the budget.
+    fn spend(&mut self, n: u64) -> Result<(), SelectLimit> {
+        match self.steps_left.checked_sub(n) {
+            Some(left) => {
+                self.steps_left = left;
+                Ok(())
+            }
+            None => Err(SelectLimit::TooMuchWork),
+        }
+    }
+
+    fn select(
+        &mut self,
+        node: u32,
+        selector: &Selector,
+        out: &mut Vec<u32>,
+    ) -> Result<(), SelectLimit> {
         let doc = self.doc;
+        self.spend(1)?;
         match selector {
             Selector::Name(name) => out.extend(member(doc, node, name)),
             Selector::Index(i) => out.extend(item(doc, node, *i)),
             Selector::Slice { start, end, step } => {
                 if doc.node(node).kind != Kind::Array {
-                    return;
+                    return Ok(());
                 }
                 self.scratch.clear();
                 children(doc, node, &mut self.scratch);
+                self.spend(self.scratch.len() as u64)?;
                 let items = &self.scratch;
                 out.extend(
                     slice_positions(items.len(), *start, *end, *step)
@@ -357,11 +399,14 @@ impl Selection<'_, '_, '_> {
             Selector::Wildcard => {
                 self.scratch.clear();
                 children(doc, node, &mut self.scratch);
+                self.spend(self.scratch.len() as u64)?;
                 out.extend(self.scratch.iter().map(|c| c.1));
             }
             Selector::Filter(filter) => {
                 self.scratch.clear();
                 children(doc, node, &mut self.scratch);
+                let cost = (self.scratch.len() as u64).saturating_mul(filter_cost(filter));
+                self.spend(cost)?;
                 out.extend(
                     self.scratch
                         .iter()
@@ -370,10 +415,11 @@ impl Selection<'_, '_, '_> {
                 );
             }
         }
+        Ok(())
     }
 
     /// `node` and its descendants, every node before its children.
-    fn preorder(&self, node: u32, out: &mut Vec<u32>) -> Result<(), TooManyMatches> {
+    fn preorder(&mut self, node: u32, out: &mut Vec<u32>) -> Result<(), SelectLimit> {
         let doc = self.doc;
         // Child lists of the open containers, stacked in one buffer.
         let mut lists: Vec<(u32, u32)> = Vec::new();
@@ -395,8 +441,9 @@ impl Selection<'_, '_, '_> {
             let child = lists[pos].1;
             out.push(child);
             if out.len() > MAX_SELECTED {
-                return Err(TooManyMatches);
+                return Err(SelectLimit::TooManyMatches);
             }
+            self.spend(1)?;
             let kind = doc.node(child).kind;
             if matches!(kind, Kind::Array | Kind::Object) && doc.node(child).a > 0 {
                 let at = lists.len();
@@ -407,7 +454,7 @@ impl Selection<'_, '_, '_> {
         Ok(())
     }
 
-    fn run(&mut self) -> Result<Vec<u32>, TooManyMatches> {
+    fn run(&mut self) -> Result<Vec<u32>, SelectLimit> {
         let mut current = vec![0u32];
         let mut visit = Vec::new();
         for segment in &self.query.segments {
@@ -418,16 +465,16 @@ impl Selection<'_, '_, '_> {
                     self.preorder(node, &mut visit)?;
                     for &d in &visit {
                         for selector in &segment.selectors {
-                            self.select(d, selector, &mut next);
+                            self.select(d, selector, &mut next)?;
                         }
                     }
                 } else {
                     for selector in &segment.selectors {
-                        self.select(node, selector, &mut next);
+                        self.select(node, selector, &mut next)?;
                     }
                 }
                 if next.len() > MAX_SELECTED {
-                    return Err(TooManyMatches);
+                    return Err(SelectLimit::TooManyMatches);
                 }
             }
             current = next;
@@ -437,11 +484,12 @@ impl Selection<'_, '_, '_> {
 }
 
 /// The tape indices `query` selects in `doc`, in result order.
-pub fn select(doc: &Document<'_>, query: &Query) -> Result<Vec<u32>, TooManyMatches> {
+pub fn select(doc: &Document<'_>, query: &Query) -> Result<Vec<u32>, SelectLimit> {
     Selection {
         doc,
         query,
         scratch: Vec::new(),
+        steps_left: MAX_STEPS,
     }
     .run()
 }

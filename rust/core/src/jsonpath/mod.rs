@@ -16,7 +16,7 @@ pub mod query;
 use crate::json::{JsonWriter, Layout};
 pub use document::ErrorWording;
 use document::{decode_escaped, Document, DocumentError, Kind};
-use eval::{children, TooManyMatches, MAX_SELECTED, NO_KEY};
+use eval::{children, SelectLimit, MAX_SELECTED, MAX_STEPS, NO_KEY};
 use query::QueryError;
 
 /// Why a query could not be answered.
@@ -28,6 +28,8 @@ pub enum JsonQueryError {
     Query(QueryError),
     /// The query selects more than [`MAX_SELECTED`] values.
     TooManyMatches,
+    /// The query needs more than [`MAX_STEPS`] units of work on this document.
+    TooMuchWork,
 }
 
 impl fmt::Display for JsonQueryError {
@@ -39,15 +41,23 @@ impl fmt::Display for JsonQueryError {
                 f,
                 "query selects more than {MAX_SELECTED} values; narrow it"
             ),
+            JsonQueryError::TooMuchWork => write!(
+                f,
+                "query needs more than {MAX_STEPS} steps on this content (its cost grows with \
+                 every descendant segment and filter term); narrow it"
+            ),
         }
     }
 }
 
 impl std::error::Error for JsonQueryError {}
 
-impl From<TooManyMatches> for JsonQueryError {
-    fn from(_: TooManyMatches) -> Self {
-        JsonQueryError::TooManyMatches
+impl From<SelectLimit> for JsonQueryError {
+    fn from(limit: SelectLimit) -> Self {
+        match limit {
+            SelectLimit::TooManyMatches => JsonQueryError::TooManyMatches,
+            SelectLimit::TooMuchWork => JsonQueryError::TooMuchWork,
+        }
     }
 }
 
@@ -313,5 +323,19 @@ mod tests {
             s(3, Some(i64::MIN), Some(i64::MAX), Some(i64::MIN)),
             Vec::<usize>::new()
         );
+    }
+
+    #[test]
+    fn quadratic_query_with_a_huge_filter_hits_the_work_budget() {
+        let doc = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
+        let query = format!("$..*..*[?(@[0] == 5{})]", " || @[0] == 5".repeat(1000));
+        let started = std::time::Instant::now();
+        assert_eq!(
+            query_json(doc.as_bytes(), &query),
+            Err(JsonQueryError::TooMuchWork)
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // The same shape with a small filter stays within the budget.
+        assert!(query_json(doc.as_bytes(), "$..*..*[?(@[0] == 5)]").is_ok());
     }
 }
