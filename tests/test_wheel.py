@@ -90,10 +90,18 @@ def test_wheel_installs_offline_and_runs_demo_and_retrieval(tmp_path: Path) -> N
     work.mkdir()
     env = _clean_env(tmp_path)
 
+    # The wheel goes into the venv even when this environment has strands-offload installed too
+    # (as the multi-version run has); its dependencies come from this environment (the .pth file).
+    pip = [python, "-m", "pip"]
     install = subprocess.run(
-        [python, "-m", "pip", "install", "--no-index", str(wheel)], cwd=work, env=env, capture_output=True, text=True
+        [*pip, "install", "--no-index", "--force-reinstall", "--no-deps", str(wheel)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert install.returncode == 0, install.stdout + install.stderr
+    assert list(Path(purelib).glob("strands_offload-*.dist-info")), install.stdout
 
     demo = subprocess.run(
         [target / "bin" / "strands-offload", "demo", "--repeats", "1", "--size-mb", "1"],

@@ -223,6 +223,7 @@ def test_symlinked_sidecar_and_lock_file_are_not_followed(tmp_path: Path, caplog
     assert json.loads((outside / "meta.json").read_text()) == {"x.txt": "text/evil"}
 
 
+@pytest.mark.single_python  # a timed race against another process: one Python suffices
 def test_symlinks_flipped_by_another_process_never_lead_outside(tmp_path: Path) -> None:
     """Retrieves and stores race a process swapping the content file, sidecar and lock for links."""
     from _symlink_flipper import flipping

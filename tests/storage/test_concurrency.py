@@ -20,6 +20,9 @@ THREADS = 5
 PER_THREAD = 100
 SHARED = 10
 
+# Slow (over a minute in all); the multi-version run (.ci/test-matrix) runs it on one Python.
+pytestmark = pytest.mark.single_python
+
 
 def value_for(key: str, writer: str = "") -> bytes:
     return f"{key}|{writer}|".encode() * 20
