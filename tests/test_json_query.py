@@ -532,6 +532,19 @@ def test_quadratic_query_with_huge_filter_hits_the_work_budget() -> None:
     assert json_query(nested, "$..*..*[?(@[0] == 5)]") == "No matches for query '$..*..*[?(@[0] == 5)]'."
 
 
+def test_json_query_errors_are_named_value_errors() -> None:
+    import strands_offload
+
+    for name in ("InvalidJsonDocument", "InvalidJsonQuery", "JsonQueryTooExpensive"):
+        assert issubclass(getattr(strands_offload, name), ValueError)
+    with pytest.raises(strands_offload.InvalidJsonDocument, match="^stored content is not valid JSON: "):
+        json_query(b"[1", "$")
+    with pytest.raises(strands_offload.InvalidJsonQuery, match="^invalid query at position 2: "):
+        json_query(b"[1]", "$[")
+    with pytest.raises(strands_offload.JsonQueryTooExpensive, match="^query selects more than"):
+        json_query(b"[" * 5_000 + b"]" * 5_000, "$..*..*")
+
+
 def test_ten_megabyte_document() -> None:
     records = [
         {

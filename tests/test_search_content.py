@@ -398,3 +398,15 @@ def test_back_reference_on_one_long_json_line_is_answered() -> None:
     for doc in (found, missing):
         assert len(doc) > 1_000_000
         assert search_content(doc, pattern=pattern, max_chars=300) == ref_search(doc, pattern=pattern, max_chars=300)
+
+
+def test_pattern_errors_are_named_value_errors() -> None:
+    import strands_offload
+
+    assert issubclass(strands_offload.PatternTooExpensive, ValueError)
+    assert issubclass(strands_offload.UntranslatablePattern, ValueError)
+    assert UntranslatablePattern is strands_offload.UntranslatablePattern
+    with pytest.raises(strands_offload.PatternTooExpensive, match="too much backtracking"):
+        search_content("a" * 40 + "!", pattern=r"(?=x)|(a|aa)*\1$")
+    with pytest.raises(strands_offload.UntranslatablePattern, match="case-insensitive back-references"):
+        search_content("abc", pattern=r"(?i)(a)\1")

@@ -17,7 +17,15 @@ from . import _native
 
 # json
 from ._jsonpath import json_query
-from ._native import json_dumps, json_dumps_len
+from ._native import (
+    InvalidJsonDocument,
+    InvalidJsonQuery,
+    JsonQueryTooExpensive,
+    PatternTooExpensive,
+    UntranslatablePattern,
+    json_dumps,
+    json_dumps_len,
+)
 
 # grep
 from ._search import TextIndex, is_searchable_content, search_content
@@ -74,6 +82,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "__version__",
+    "InvalidJsonDocument",
+    "InvalidJsonQuery",
+    "JsonQueryTooExpensive",
+    "PatternTooExpensive",
+    "UntranslatablePattern",
     # plugin and storage (lazy)
     "ContextOffloader",
     "ShouldOffload",

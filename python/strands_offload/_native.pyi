@@ -6,6 +6,30 @@ from typing import final
 __version__: str
 __all__ = ["__version__"]
 
+# errors (all ValueError subclasses)
+__all__ += [
+    "InvalidJsonDocument",
+    "InvalidJsonQuery",
+    "JsonQueryTooExpensive",
+    "PatternTooExpensive",
+    "UntranslatablePattern",
+]
+
+class UntranslatablePattern(ValueError):
+    """A pattern Python accepts but the native engines cannot match with the same meaning."""
+
+class PatternTooExpensive(ValueError):
+    """A pattern that needs more work than the bounded engines allow on this text."""
+
+class InvalidJsonQuery(ValueError):
+    """A JSONPath query that does not parse."""
+
+class JsonQueryTooExpensive(ValueError):
+    """A JSONPath query that selects too many values or needs too much work on this document."""
+
+class InvalidJsonDocument(ValueError):
+    """Stored content that a JSON query was asked of is not valid JSON."""
+
 # json
 __all__ += ["json_dumps", "json_dumps_len", "json_dumps_utf8"]
 

@@ -79,8 +79,8 @@ _B_FAILS_ON_EMPTY = re.search(r"\B", "") is None
 Ranges = list[tuple[int, int]]
 
 
-class UntranslatablePattern(ValueError):
-    """A pattern Python accepts but the native engines cannot match with the same meaning."""
+# Raised by the translation here and by the native matcher alike (a ValueError).
+UntranslatablePattern = _native.UntranslatablePattern
 
 
 # ---------------------------------------------------------------------------

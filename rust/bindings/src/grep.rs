@@ -4,6 +4,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use crate::errors::{PatternTooExpensive, UntranslatablePattern};
+
 /// Bytes that live inside an immutable Python object (`bytes`, or the UTF-8 form
 /// CPython caches inside a `str`), kept alive by holding a reference to it.
 struct PyHeldBytes {
@@ -43,7 +45,16 @@ impl PyHeldBytes {
 }
 
 fn to_py_err(err: GrepError) -> PyErr {
-    PyValueError::new_err(err.to_string())
+    let text = err.to_string();
+    match err {
+        GrepError::BacktrackLimit { .. } | GrepError::TimeLimit { .. } | GrepError::TooBig(_) => {
+            PatternTooExpensive::new_err(text)
+        }
+        GrepError::Compile(_) | GrepError::SurrogateAmbiguous => {
+            UntranslatablePattern::new_err(text)
+        }
+        GrepError::InvalidRange(_) | GrepError::InvalidUtf8 { .. } => PyValueError::new_err(text),
+    }
 }
 
 /// A text (str or UTF-8 bytes) held once with its line index.

@@ -2,10 +2,23 @@
 //!
 //! Parsing, selection and formatting are `offload_core::jsonpath`; this layer
 //! borrows the bytes, releases the GIL while the core works, and maps errors
-//! to `ValueError`.
-use offload_core::jsonpath::{query_result_text_worded, ErrorWording};
+//! to the named `ValueError` subclasses of [`crate::errors`].
+use offload_core::jsonpath::{query_result_text_worded, ErrorWording, JsonQueryError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::errors::{InvalidJsonDocument, InvalidJsonQuery, JsonQueryTooExpensive};
+
+fn to_py_err(err: JsonQueryError) -> PyErr {
+    let text = err.to_string();
+    match err {
+        JsonQueryError::Document(_) => InvalidJsonDocument::new_err(text),
+        JsonQueryError::Query(_) => InvalidJsonQuery::new_err(text),
+        JsonQueryError::TooManyMatches | JsonQueryError::TooMuchWork => {
+            JsonQueryTooExpensive::new_err(text)
+        }
+    }
+}
 
 /// Run a JSONPath `query` on the JSON document `data` and return the text the
 /// model sees: a match-count header and the matches as an indented JSON array,
@@ -29,7 +42,7 @@ fn json_query(
         ErrorWording::Classic
     };
     py.detach(|| query_result_text_worded(data, query, max_chars, wording))
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+        .map_err(to_py_err)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

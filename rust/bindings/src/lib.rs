@@ -4,6 +4,7 @@
 //! work that scales with the input; all logic lives in `offload_core`.
 use pyo3::prelude::*;
 
+mod errors;
 mod grep;
 mod heuristic;
 mod json;
@@ -14,6 +15,7 @@ mod tokens;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
     tokens::register(m)?;
     grep::register(m)?;
     json::register(m)?;

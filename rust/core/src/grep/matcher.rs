@@ -126,7 +126,10 @@ fn compile_linear(pattern: &str) -> Result<regex::bytes::Regex, GrepError> {
     regex::bytes::RegexBuilder::new(pattern)
         .size_limit(SIZE_LIMIT)
         .build()
-        .map_err(|e| GrepError::Compile(e.to_string()))
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => GrepError::TooBig(e.to_string()),
+            _ => GrepError::Compile(e.to_string()),
+        })
 }
 
 fn compile_backtracking(pattern: &str, limit: usize) -> Result<fancy_regex::Regex, GrepError> {
@@ -134,7 +137,15 @@ fn compile_backtracking(pattern: &str, limit: usize) -> Result<fancy_regex::Rege
         .backtrack_limit(limit)
         .delegate_size_limit(SIZE_LIMIT)
         .build()
-        .map_err(|e| GrepError::Compile(e.to_string()))
+        .map_err(|e| {
+            let text = e.to_string();
+            // fancy-regex reports its delegate's size limit only in its message.
+            if text.contains("exceeds size limit") {
+                GrepError::TooBig(text)
+            } else {
+                GrepError::Compile(text)
+            }
+        })
 }
 
 impl Matcher {

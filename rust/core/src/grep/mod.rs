@@ -31,6 +31,8 @@ pub enum GrepError {
     InvalidUtf8 { valid_up_to: usize },
     /// A translated pattern that neither engine could compile.
     Compile(String),
+    /// A translated pattern whose compiled program exceeds the engines' size limit.
+    TooBig(String),
     /// The backtracking engine gave up on one line.
     BacktrackLimit { line: usize },
     /// The backtracking engine ran out of total time on this text.
@@ -48,6 +50,11 @@ impl fmt::Display for GrepError {
                 write!(f, "text is not valid UTF-8 (first bad byte at offset {valid_up_to})")
             }
             GrepError::Compile(msg) => write!(f, "pattern cannot be compiled: {msg}"),
+            GrepError::TooBig(msg) => write!(
+                f,
+                "pattern is too large for the native engines on this content ({msg}); \
+                 use smaller counted repeats"
+            ),
             GrepError::BacktrackLimit { line } => write!(
                 f,
                 "pattern needs too much backtracking (look-around or back-reference) on line {line}; \
