@@ -57,7 +57,9 @@ def test_real_files_match_tiktoken(tiktoken_encodings: dict[str, Any], name: str
         expected = enc.encode_ordinary(text)
         assert _native.encode(text, name) == expected, file_name
         assert strands_offload.count_tokens(text, name) == len(expected), file_name
-        assert _native._count_tokens_bpe_openai(text, name) == len(expected), file_name
+        crate_count = getattr(_native, "_count_tokens_bpe_openai", None)  # builds with the bench feature
+        if crate_count is not None:
+            assert crate_count(text, name) == len(expected), file_name
         for limit in (0, 1, 7, 100, 1000, 5000):
             got = strands_offload.count_tokens(text, name, limit=limit)
             assert got == _expected_limit(len(expected), limit), (file_name, limit)

@@ -66,7 +66,6 @@ __all__ += [
     "decode",
     "encode",
     "preview_bounds",
-    "_count_tokens_bpe_openai",
 ]
 
 def count_tokens(text: str, encoding: str = "cl100k_base", *, limit: int | None = None) -> int: ...
@@ -82,7 +81,6 @@ def preview_bounds(
     head_share: float = 0.6,
     count: bool = False,
 ) -> tuple[int, int, int, int | None]: ...
-def _count_tokens_bpe_openai(text: str, encoding: str = "cl100k_base") -> int: ...
 
 # grep
 __all__ += ["Matcher", "TextIndex", "search"]

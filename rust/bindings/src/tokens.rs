@@ -170,6 +170,8 @@ fn count_tokens(
 }
 
 /// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
+/// Only in builds with the `bench` feature.
+#[cfg(feature = "bench")]
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base"))]
 fn _count_tokens_bpe_openai(
@@ -350,6 +352,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(preview_bounds, m)?)?;
+    #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(_count_tokens_bpe_openai, m)?)?;
     Ok(())
 }
