@@ -383,7 +383,17 @@ def test_generated_counted_repeats_match_reference(
     assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
 
 
-@pytest.mark.parametrize("pattern", [r"(a){0,3000}\1b", r"(\w{2,40000})\1", r"(b){20,5000}(?(1)a|b)"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(a){0,3000}\1b",
+        r"(\w{2,40000})\1",
+        r"(b){20,5000}(?(1)a|b)",
+        # A repeat that cannot match on this text keeps its groups' numbers.
+        r"(?:(a){5000}|(b))\2",
+        r"(a){5000}|(b)(?(2)x|y)",
+    ],
+)
 def test_huge_counts_with_back_references_match_reference(pattern: str) -> None:
     for text in ["abab", "xbbx\nab", "a" * 30]:
         assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)

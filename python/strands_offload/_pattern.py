@@ -398,16 +398,26 @@ class _Translator:
             return _Forms(f"{opener}{f.linear})", f"{opener}{f.backtracking})", f"(?:{f.prefilter})")
         if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
             lo, hi, sub = av
-            f = self.seq(sub, flags, ctx)
             if _zero_width(sub):
                 # Repeating something that only matches "": once is as good as many, so
                 # X* is "X or nothing" (tried in the repeat's order); engines reject
                 # quantifiers on assertions.
-                return self.zero_width_repeat(op, lo, f)
+                return self.zero_width_repeat(op, lo, self.seq(sub, flags, ctx))
             bounds = self.fit_repeat(lo, hi, sub)
             if bounds is None:
-                return _Forms.same(_NEVER)
+                # Cannot match on this text. Its capturing groups keep their numbers
+                # (spelled after a never-matching class); without groups the repeated
+                # item is not even translated.
+                if not _has_groups(sub):
+                    return _Forms.same(_NEVER)
+                dead = self.seq(sub, flags, ctx)
+                return _Forms(
+                    f"(?:{_NEVER}{dead.linear})",
+                    f"(?:{_NEVER}{dead.backtracking})",
+                    f"(?:{_NEVER}{dead.prefilter})",
+                )
             lo, hi = bounds
+            f = self.seq(sub, flags, ctx)
             q = _quantifier(lo, hi)
             widened = f"(?:{f.prefilter}){q}"
             if op is _C.MIN_REPEAT:
@@ -538,6 +548,10 @@ def _walk(items: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, Any]]:
                 yield from _walk(av[2])
         elif op is getattr(_C, "ATOMIC_GROUP", None):
             yield from _walk(av)
+
+
+def _has_groups(items: Iterable[tuple[Any, Any]]) -> bool:
+    return any(op is _C.SUBPATTERN and av[0] is not None for op, av in _walk(items))
 
 
 def _refers_to_groups(items: Iterable[tuple[Any, Any]]) -> bool:
