@@ -420,3 +420,20 @@ def test_pattern_errors_are_named_value_errors() -> None:
         search_content("a" * 40 + "!", pattern=r"(?=x)|(a|aa)*\1$")
     with pytest.raises(strands_offload.UntranslatablePattern, match="case-insensitive back-references"):
         search_content("abc", pattern=r"(?i)(a)\1")
+
+
+LONG_LINE_TEXTS = {
+    "one 100k line": "x" * 100_000,
+    "long words": " ".join("w" * n for n in (5, 29_999, 30_000, 12, 65_535, 40_001)),
+    "mixed lines": "\n".join("\u00e9" * a + "!" + "1" * b for a, b in ((70_000, 3), (10, 65_535), (65_534, 65_534))),
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_LINE_TEXTS))
+@pytest.mark.parametrize(
+    "pattern", [*HUGE_COUNT_PATTERNS, r"\w{30000}?", r"(?i)X{30000}", r"\u00e9{65535}", r"\d{65535,70000}+"]
+)
+def test_huge_counted_repeat_of_one_class_on_long_lines_matches_reference(pattern: str, name: str) -> None:
+    # Lines long enough to hold the count: answered by counting runs, not by compiling the count.
+    text = LONG_LINE_TEXTS[name]
+    assert search_content(text, pattern=pattern, max_chars=200) == ref_search(text, pattern=pattern, max_chars=200)

@@ -108,6 +108,8 @@ class Matcher:
     @staticmethod
     def literal(needle: bytes) -> Matcher: ...
     @staticmethod
+    def run(ranges: list[tuple[int, int]], min: int, surrogate_exact: bool) -> Matcher: ...
+    @staticmethod
     def regex(
         linear: str | None,
         linear_needs_ascii_text: bool,

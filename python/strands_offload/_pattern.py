@@ -577,6 +577,33 @@ def has_large_counts(pattern: str) -> bool:
     return False
 
 
+def _run_spec(pattern: str) -> tuple[list[tuple[int, int]], int, bool] | None:
+    r"""The character set and run length for a pattern that is one large counted repeat of one character.
+
+    For ``\w{30000}``, a line must hold 30000 consecutive word characters; other patterns give None.
+
+    Searching for such a repeat finds a match exactly where a line holds ``lo``
+    consecutive characters of the set, whatever the maximum, greediness or
+    possessiveness: the native core counts runs instead of compiling the count.
+    """
+    tree = _P.parse(pattern, 0)
+    if len(tree) != 1:
+        return None
+    op, av = tree[0]
+    if not (op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None)):
+        return None
+    lo, _hi, sub = av
+    if lo <= _LARGE_COUNT or len(sub) != 1 or sub[0][0] not in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
+        return None
+    tr = _Translator()
+    flags = tree.state.flags
+    atom_op, atom_av = sub[0]
+    ranges = _atom_set(atom_op, atom_av, flags, _global_context(flags))
+    tr.atom(atom_op, atom_av, flags, _global_context(flags))
+    usable = _subtract(ranges, [(_NEWLINE, _NEWLINE), _SURROGATES])
+    return usable, lo, tr.surrogate_exact
+
+
 def line_cap_for(longest_line: int) -> int:
     """A bound on line length for ``translate``: the next power of two above the longest line.
 
@@ -689,6 +716,9 @@ def compile_matcher(pattern: str, line_cap: int | None = None) -> _native.Matche
         literal = plain_text(pattern[:MAX_PATTERN_LENGTH])
     if literal is not None:
         return _native.Matcher.literal(literal.encode("utf-8", "surrogatepass"))
+    run = _run_spec(pattern[:MAX_PATTERN_LENGTH])
+    if run is not None:
+        return _native.Matcher.run(*run)
     tr = translate(pattern[:MAX_PATTERN_LENGTH], line_cap)
     return _native.Matcher.regex(
         tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.prefilter, tr.surrogate_exact

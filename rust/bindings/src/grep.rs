@@ -1,5 +1,5 @@
 //! Python face of the grep core: `TextIndex`, `Matcher`, `search`.
-use offload_core::grep::{self, GrepError, LineRange, MatcherSpec, Query};
+use offload_core::grep::{self, CharRun, GrepError, LineRange, MatcherSpec, Query};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -177,6 +177,22 @@ impl Matcher {
     fn literal(needle: &[u8]) -> PyResult<Self> {
         let inner =
             grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
+        Ok(Matcher {
+            inner: Box::new(inner),
+        })
+    }
+
+    /// Lines holding `min` consecutive characters of a set (sorted disjoint inclusive
+    /// code point ranges): a counted repeat of one character class.
+    #[staticmethod]
+    #[pyo3(signature = (ranges, min, surrogate_exact))]
+    fn run(ranges: Vec<(u32, u32)>, min: usize, surrogate_exact: bool) -> PyResult<Self> {
+        let spec = MatcherSpec::Run(CharRun {
+            ranges,
+            min,
+            surrogate_exact,
+        });
+        let inner = grep::Matcher::compile(spec).map_err(to_py_err)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })

@@ -1,6 +1,9 @@
 //! How lines are tested against a pattern.
 //!
-//! Three engines, chosen per pattern (and per text):
+//! Four engines, chosen per pattern (and per text):
+//! - run: a pattern that is one large counted repeat of one character class
+//!   (`\w{30000}`) matches a line holding that many consecutive characters of
+//!   the class, counted per line without compiling the count;
 //! - literal: `memchr::memmem` over the whole buffer (patterns the reference
 //!   searches literally, and patterns made of literal characters only);
 //! - linear: the `regex` crate over the whole buffer, in time linear in the text.
@@ -41,6 +44,10 @@ const SIZE_LIMIT: usize = 64 << 20;
 pub enum MatcherSpec {
     /// Search for these bytes (UTF-8 or WTF-8) literally.
     Literal(Vec<u8>),
+    /// A line matches when it holds `min` consecutive characters of a set: what a
+    /// counted repeat of one character class (`\w{30000}`) means, answered without
+    /// expanding the count.
+    Run(CharRun),
     /// A translated regular expression.
     Regex {
         /// Pattern for the linear engine, if the pattern has no backtracking-only syntax.
@@ -57,9 +64,50 @@ pub enum MatcherSpec {
     },
 }
 
+/// A set of code points (sorted, disjoint inclusive ranges, no `"\n"`) and the run
+/// length a line must hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CharRun {
+    /// The code points, as sorted disjoint inclusive ranges.
+    pub ranges: Vec<(u32, u32)>,
+    /// Consecutive characters of the set a line must hold.
+    pub min: usize,
+    /// Whether the set treats lone surrogates and U+FFFD alike.
+    pub surrogate_exact: bool,
+}
+
+impl CharRun {
+    fn contains(&self, c: char) -> bool {
+        let cp = c as u32;
+        let i = self.ranges.partition_point(|&(lo, _)| lo <= cp);
+        i > 0 && cp <= self.ranges[i - 1].1
+    }
+
+    /// Whether `line` holds `min` consecutive characters of the set.
+    fn matches(&self, line: &str) -> bool {
+        if self.min == 0 {
+            return true;
+        }
+        let mut run = 0;
+        for c in line.chars() {
+            if self.contains(c) {
+                run += 1;
+                if run >= self.min {
+                    return true;
+                }
+            } else {
+                run = 0;
+            }
+        }
+        false
+    }
+}
+
 /// A compiled pattern.
 #[derive(Debug)]
 pub enum Matcher {
+    /// A run of characters of one set (see [`MatcherSpec::Run`]).
+    Run(CharRun),
     /// A literal that can never be inside a line (it holds `"\n"`).
     Never,
     /// A literal searched with `memmem`.
@@ -153,6 +201,7 @@ impl Matcher {
     /// the one that will always be used.
     pub fn compile(spec: MatcherSpec) -> Result<Matcher, GrepError> {
         match spec {
+            MatcherSpec::Run(run) => Ok(Matcher::Run(run)),
             MatcherSpec::Literal(needle) => {
                 if needle.contains(&b'\n') {
                     Ok(Matcher::Never)
@@ -201,6 +250,30 @@ impl Matcher {
         let to = index.line_end_from(index.line_start(last));
         match self {
             Matcher::Never => Ok(Vec::new()),
+            Matcher::Run(run) => {
+                if index.has_surrogates() && !run.surrogate_exact {
+                    return Err(GrepError::SurrogateAmbiguous);
+                }
+                // A line shorter (in bytes) than `min` cannot hold the run.
+                let hay = index.match_bytes();
+                let mut matched = Vec::new();
+                let mut next = index.line_start(first);
+                for i in first..=last {
+                    let (s, e) = (next, index.line_end_from(next));
+                    next = e + 1;
+                    if e - s < run.min {
+                        continue;
+                    }
+                    let line =
+                        std::str::from_utf8(&hay[s..e]).map_err(|err| GrepError::InvalidUtf8 {
+                            valid_up_to: s + err.valid_up_to(),
+                        })?;
+                    if run.matches(line) {
+                        matched.push(i);
+                    }
+                }
+                Ok(matched)
+            }
             Matcher::Literal(finder) => {
                 // Literals are searched in the original bytes: WTF-8 is injective, so a
                 // needle with or without surrogates matches exactly where Python's would.
@@ -375,6 +448,23 @@ mod tests {
             m.matching_lines(&idx, 0, 0),
             Err(GrepError::BacktrackLimit { line: 1 })
         ));
+    }
+
+    #[test]
+    fn runs_of_a_character_set() {
+        let idx = TextIndex::new("abc\naaaa b\n\nxaaay").unwrap();
+        let run = |min| {
+            Matcher::compile(MatcherSpec::Run(CharRun {
+                ranges: vec![(97, 97), (99, 99)],
+                min,
+                surrogate_exact: true,
+            }))
+            .unwrap()
+        };
+        assert_eq!(run(3).matching_lines(&idx, 0, 3).unwrap(), vec![1, 3]);
+        assert_eq!(run(4).matching_lines(&idx, 0, 3).unwrap(), vec![1]);
+        assert_eq!(run(1).matching_lines(&idx, 1, 2).unwrap(), vec![1]);
+        assert!(run(40_000).matching_lines(&idx, 0, 3).unwrap().is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod matcher;
 
 pub use format::{search, LineRange, Query};
 pub use index::TextIndex;
-pub use matcher::{Matcher, MatcherSpec};
+pub use matcher::{CharRun, Matcher, MatcherSpec};
 
 use std::fmt;
 
