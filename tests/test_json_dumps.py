@@ -283,6 +283,29 @@ def test_dict_subclass_items_override_is_used() -> None:
     assert_same(obj, 2)
 
 
+def test_list_and_tuple_subclasses_with_own_iter_dump_what_iterating_yields() -> None:
+    class Nines(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def, override]
+            return iter([9])
+
+    class Letters(tuple):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def, override]
+            return iter(["x", "y"])
+
+    assert json_dumps(Nines([1, 2])) == "[9]"
+    for obj in (Nines([1, 2]), Nines(), [Nines([1])], {"a": Letters((1,)), "b": [Nines()]}, Letters()):
+        for indent in (None, 2):
+            assert_same(obj, indent)
+        assert json_dumps_len(obj) == len(json.dumps(obj))
+
+    class Unwritable(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def, override]
+            return iter([object()])
+
+    with pytest.raises(TypeError, match="^Object of type object is not JSON serializable$"):
+        json_dumps(Unwritable([1]))
+
+
 # ---------------------------------------------------------------------------
 # layout
 

@@ -113,6 +113,10 @@ struct Walker<'py, S: Sink> {
     python_calls: u64,
     /// The `indent` argument as given, to reproduce key errors exactly.
     indent_arg: Option<Bound<'py, PyAny>>,
+    /// Set when the walk met a value only `json` itself can write the way
+    /// `json` does (a list or tuple subclass with its own `__iter__`): the
+    /// caller then hands the whole call to `json.dumps`.
+    needs_json: bool,
 }
 
 /// The text of a Python `str` for the walk: UTF-8 when it has no lone
@@ -194,6 +198,7 @@ impl<'py, S: Sink> Walker<'py, S> {
             deep: HashSet::default(),
             python_calls: 0,
             indent_arg,
+            needs_json: false,
         }
     }
 
@@ -332,15 +337,27 @@ impl<'py, S: Sink> Walker<'py, S> {
             return Ok(());
         }
         if ffi::PyList_Check(obj) != 0 {
+            if own_iter(tp, &raw mut ffi::PyList_Type) {
+                return Err(self.hand_to_json());
+            }
             return self.list(obj);
         }
         if ffi::PyTuple_Check(obj) != 0 {
+            if own_iter(tp, &raw mut ffi::PyTuple_Type) {
+                return Err(self.hand_to_json());
+            }
             return self.tuple(obj);
         }
         if ffi::PyDict_Check(obj) != 0 {
             return self.dict_items(obj);
         }
         Err(self.not_serializable(obj))
+    }
+
+    /// Stop the walk: `json.dumps` must write this call (see `needs_json`).
+    fn hand_to_json(&mut self) -> PyErr {
+        self.needs_json = true;
+        PyValueError::new_err("handed to json.dumps")
     }
 
     /// `TypeError: Object of type X is not JSON serializable`, as `json` words it.
@@ -592,6 +609,31 @@ impl<'py, S: Sink> Walker<'py, S> {
     }
 }
 
+/// Whether `tp` (a subclass of `base`) iterates its own way: `json` then
+/// writes what iterating yields, not the stored items.
+///
+/// # Safety
+/// Both must be live type objects and the GIL held.
+unsafe fn own_iter(tp: *mut ffi::PyTypeObject, base: *mut ffi::PyTypeObject) -> bool {
+    ffi::PyType_GetSlot(tp, ffi::Py_tp_iter) != ffi::PyType_GetSlot(base, ffi::Py_tp_iter)
+}
+
+/// `json.dumps(obj, indent=indent)` itself, for the values the walk hands over.
+fn dumps_in_python<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyString>> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(indent) = indent {
+        kwargs.set_item("indent", indent)?;
+    }
+    let text = json_module(py)?
+        .getattr("dumps")?
+        .call((obj,), Some(&kwargs))?;
+    Ok(text.cast_into::<PyString>()?)
+}
+
 /// The `json` module, imported once.
 fn json_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     static JSON: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -625,13 +667,15 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
 /// exception type and message as `json.dumps`; nesting deeper than Python's
 /// recursion limit (or 10,000 levels) raises `RecursionError`.
 ///
-/// Known differences, all in contrived cases: list and tuple subclasses are
-/// read by index, as `json`'s C encoder does, even in the indented form,
-/// where `json` would call an overridden `__iter__`; the indented form
-/// accepts nesting up to the recursion limit, where `json`'s pure-Python
-/// indented encoder may give up somewhat earlier; a dict changed by Python
-/// code while it is being written (only a dict subclass's `items()` can run
-/// such code) is read as it is then, not as a snapshot.
+/// A list or tuple subclass with its own `__iter__` anywhere in `obj` hands
+/// the whole call to `json.dumps` (which writes what iterating yields); dict
+/// subclasses are written through their `items()`, as `json` does.
+///
+/// Known differences, all in contrived cases: the indented form accepts
+/// nesting up to the recursion limit, where `json`'s pure-Python indented
+/// encoder may give up somewhat earlier; a dict changed by Python code while
+/// it is being written (only a dict subclass's `items()` can run such code)
+/// is read as it is then, not as a snapshot.
 #[pyfunction]
 #[pyo3(signature = (obj, *, indent=None))]
 fn json_dumps<'py>(
@@ -665,9 +709,17 @@ fn dump_then<'py, R>(
     let buffer = SPARE_BUFFER.with(|b| b.take());
     let mut walker = Walker::new(py, buffer, layout, indent_arg);
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
-    unsafe { walker.value(obj.as_ptr())? };
+    let walked = unsafe { walker.value(obj.as_ptr()) };
+    let needs_json = walker.needs_json;
     let mut out = walker.w.into_sink();
-    let result = finish(&out);
+    let result = match walked {
+        Ok(()) => finish(&out),
+        Err(_) if needs_json => {
+            let text = dumps_in_python(py, obj, indent)?;
+            finish(text.to_str()?.as_bytes())
+        }
+        Err(error) => Err(error),
+    };
     if out.capacity() <= MAX_SPARE_BUFFER {
         out.clear();
         SPARE_BUFFER.with(|b| b.replace(out));
@@ -708,8 +760,14 @@ fn json_dumps_len(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// `obj` must be a live object and the GIL held for the whole call.
 pub(crate) unsafe fn compact_len(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<usize> {
     let mut walker = Walker::new(py, LenSink::default(), Layout::Compact, None);
-    walker.value(obj)?;
-    Ok(walker.w.sink().len)
+    match walker.value(obj) {
+        Ok(()) => Ok(walker.w.sink().len),
+        Err(_) if walker.needs_json => {
+            let obj = Bound::from_borrowed_ptr(py, obj);
+            Ok(dumps_in_python(py, &obj, None)?.len()?)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
