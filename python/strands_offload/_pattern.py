@@ -448,6 +448,8 @@ class _Translator:
         if op is getattr(_C, "ATOMIC_GROUP", None):
             f = self.seq(av, flags, ctx)
             return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})")
+        if op is getattr(_C, "FAILURE", None):  # CPython 3.13 parses an empty (?!) into FAILURE
+            return _Forms.same(_NEVER)
         raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
 
     def fit_repeat(self, lo: int, hi: int, sub: Any) -> tuple[int, int] | None:
