@@ -15,9 +15,9 @@ import copy
 import hashlib
 import importlib
 import json
-from collections.abc import AsyncIterable, Callable, Collection, Iterator, Sequence
+from collections.abc import AsyncIterable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -30,6 +30,10 @@ from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.exceptions import ContextWindowOverflowException
 from strands.types.streaming import StreamEvent
+from strands_offload.demo.scripted_model import Reply as Reply
+from strands_offload.demo.scripted_model import Script as Script
+from strands_offload.demo.scripted_model import ToolCall as ToolCall
+from strands_offload.demo.scripted_model import reply_events
 
 # --------------------------------------------------------------------------------------------------
 # Implementations
@@ -103,24 +107,7 @@ OURS_ONLY = [pytest.param(OURS, id="ours", marks=_SKIP_OURS)]
 # Scripted model
 
 
-@dataclass
-class ToolCall:
-    """One tool call the script wants the model to make."""
-
-    name: str
-    input: dict[str, Any]
-    tool_use_id: str
-
-
-@dataclass
-class Reply:
-    """What the model says on one agent-loop turn: optional text, then optional tool calls."""
-
-    text: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-
-
-Script = Callable[[Messages], Reply]
+# ToolCall, Reply, Script and the stream events are the demo model's (strands_offload.demo.scripted_model).
 
 
 def replies(*scripted: Reply) -> Script:
@@ -238,7 +225,7 @@ class ContextModel(Model):
                 self.overflows += 1
                 raise ContextWindowOverflowException(f"input of {input_tokens} tokens is too long")
             reply = self._script(messages)
-        async for event in _reply_events(reply, input_tokens):
+        async for event in reply_events(reply, input_tokens):
             yield event
 
 
@@ -252,34 +239,6 @@ def _summary_request(messages: Messages, tool_specs: Any) -> str | None:
     if last == [{"text": "Please summarize this conversation."}]:
         return "messages"
     return None
-
-
-async def _reply_events(reply: Reply, input_tokens: int) -> AsyncIterable[StreamEvent]:
-    yield {"messageStart": {"role": "assistant"}}
-    output_chars = 0
-    if reply.text:
-        output_chars += len(reply.text)
-        yield {"contentBlockStart": {"start": {}}}
-        yield {"contentBlockDelta": {"delta": {"text": reply.text}}}
-        yield {"contentBlockStop": {}}
-    for call in reply.tool_calls:
-        arguments = json.dumps(call.input)
-        output_chars += len(arguments)
-        yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call.tool_use_id, "name": call.name}}}}
-        yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}
-        yield {"contentBlockStop": {}}
-    yield {"messageStop": {"stopReason": "tool_use" if reply.tool_calls else "end_turn"}}
-    output_tokens = max(1, output_chars // 4)
-    yield {
-        "metadata": {
-            "usage": {
-                "inputTokens": input_tokens,
-                "outputTokens": output_tokens,
-                "totalTokens": input_tokens + output_tokens,
-            },
-            "metrics": {"latencyMs": 1},
-        }
-    }
 
 
 @contextmanager

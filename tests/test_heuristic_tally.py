@@ -8,25 +8,12 @@ from collections import OrderedDict
 from typing import Any
 
 import pytest
+from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strands.models.model import Model
 from strands_offload._native import HeuristicTally, json_dumps_utf8
 
-
-class _Heuristic(Model):
-    """A model keeping the SDK's base count_tokens."""
-
-    def update_config(self, **kwargs: Any) -> None: ...
-
-    def get_config(self) -> Any:
-        return {}
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def stream(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+_Heuristic = HeuristicModel
 
 
 def sdk_count(messages: list[Any]) -> int:

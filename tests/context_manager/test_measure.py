@@ -6,25 +6,12 @@ import asyncio
 from typing import Any
 
 import pytest
+from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strands.models.model import Model
 from strands_offload.context_manager._measure import Measure, uses_base_heuristic
 
-
-class _Heuristic(Model):
-    """Keeps the SDK's base count_tokens."""
-
-    def update_config(self, **kwargs: Any) -> None: ...
-
-    def get_config(self) -> Any:
-        return {}
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def stream(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+_Heuristic = HeuristicModel
 
 
 class _Own(_Heuristic):

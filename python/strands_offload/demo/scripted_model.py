@@ -79,28 +79,34 @@ class ScriptedModel(Model):
         self.calls.append(messages)
         reply = self._script(messages)
         input_tokens = await self.count_tokens(messages, tool_specs, system_prompt)
-        yield {"messageStart": {"role": "assistant"}}
-        output_chars = 0
-        if reply.text:
-            output_chars += len(reply.text)
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": reply.text}}}
-            yield {"contentBlockStop": {}}
-        for call in reply.tool_calls:
-            arguments = json.dumps(call.input)
-            output_chars += len(arguments)
-            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call.tool_use_id, "name": call.name}}}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}
-            yield {"contentBlockStop": {}}
-        yield {"messageStop": {"stopReason": "tool_use" if reply.tool_calls else "end_turn"}}
-        output_tokens = max(1, output_chars // 4)
-        yield {
-            "metadata": {
-                "usage": {
-                    "inputTokens": input_tokens,
-                    "outputTokens": output_tokens,
-                    "totalTokens": input_tokens + output_tokens,
-                },
-                "metrics": {"latencyMs": 1},
-            }
+        async for event in reply_events(reply, input_tokens):
+            yield event
+
+
+async def reply_events(reply: Reply, input_tokens: int) -> AsyncIterable[StreamEvent]:
+    """The provider events of one scripted reply: text, tool calls, stop reason, then usage."""
+    yield {"messageStart": {"role": "assistant"}}
+    output_chars = 0
+    if reply.text:
+        output_chars += len(reply.text)
+        yield {"contentBlockStart": {"start": {}}}
+        yield {"contentBlockDelta": {"delta": {"text": reply.text}}}
+        yield {"contentBlockStop": {}}
+    for call in reply.tool_calls:
+        arguments = json.dumps(call.input)
+        output_chars += len(arguments)
+        yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call.tool_use_id, "name": call.name}}}}
+        yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}
+        yield {"contentBlockStop": {}}
+    yield {"messageStop": {"stopReason": "tool_use" if reply.tool_calls else "end_turn"}}
+    output_tokens = max(1, output_chars // 4)
+    yield {
+        "metadata": {
+            "usage": {
+                "inputTokens": input_tokens,
+                "outputTokens": output_tokens,
+                "totalTokens": input_tokens + output_tokens,
+            },
+            "metrics": {"latencyMs": 1},
         }
+    }
