@@ -292,50 +292,10 @@ def test_context_manager_auto_long_session_is_unchanged() -> None:
 
 def test_agent_session_end_to_end_is_unchanged() -> None:
     """Offloader plugin and context manager on one Agent, several turns, with tools and retrievals."""
-    from strands import Agent, tool
-    from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
+    from strands_offload.bench.cases import scripted_triage_agent
 
     def session() -> tuple[str, list[str]]:
-        @tool
-        def read_log(name: str) -> str:
-            """Read a log."""
-            return LOG
-
-        @tool
-        def list_rows(page: int) -> dict[str, Any]:
-            """List rows."""
-            return {"status": "success", "content": [{"json": ROWS}]}
-
-        steps = iter(
-            [
-                Reply("reading", [ToolCall("read_log", {"name": "api"}, "tu_log")]),
-                Reply("rows", [ToolCall("list_rows", {"page": 1}, "tu_rows")]),
-                Reply(
-                    "grep",
-                    [ToolCall("retrieve_offloaded_content", {"reference": "tu_log_0", "pattern": "ERROR"}, "tu_g")],
-                ),
-                Reply(
-                    "page",
-                    [
-                        ToolCall(
-                            "retrieve_offloaded_content",
-                            {"reference": "tu_rows_0", "line_range": {"start": 5, "end": 30}},
-                            "tu_p",
-                        )
-                    ],
-                ),
-                Reply("done"),
-            ]
-        )
-        model = ScriptedModel(lambda messages: next(steps, Reply("done")))
-        model.update_config(context_window_limit=40_000)
-        agent = Agent(
-            model=model,
-            tools=[read_log, list_rows],
-            plugins=[SdkOffloader(sdk_storage.InMemoryStorage(), max_result_tokens=3_000)],
-            context_manager=SdkContextManager.from_strategy("auto"),
-            callback_handler=None,
-        )
+        agent, model = scripted_triage_agent(LOG, ROWS, window=40_000, page=(5, 30))
         agent("triage the api")
         agent("and the rows?")
         return dump(agent.messages), [dump(call) for call in model.calls]

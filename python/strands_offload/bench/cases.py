@@ -338,59 +338,62 @@ def _storage(backend: str, size: int) -> tuple[Thunk, Thunk]:
 # ---------------------------------------------------------------------------- accelerate()
 
 
-def _accelerated_agent(size: int) -> tuple[Thunk, Thunk]:
-    """One scripted session of an unchanged strands Agent (offloader plugin + context manager)."""
+def scripted_triage_agent(log: str, rows: Any, *, window: int, page: tuple[int, int]) -> tuple[Any, Any]:
+    """A fresh, unchanged strands Agent (vended offloader + ``"auto"`` context manager) and its model.
+
+    The scripted model reads ``log`` and ``rows`` through two tools, greps the offloaded log for
+    ERROR, pages lines ``page`` of the offloaded rows, then answers. Shared by the ``accelerate()``
+    bench case and the end-to-end test of ``accelerate()``.
+    """
     import strands.storage as sdk_storage
     from strands import Agent, tool
     from strands.experimental.context_manager import ContextManager as SdkContextManager
     from strands.vended_plugins.context_offloader import ContextOffloader as SdkOffloader
 
-    from .._accelerate import accelerated
     from ..demo.scripted_model import Reply, ScriptedModel, ToolCall
+
+    @tool
+    def read_log(name: str) -> str:
+        """Read a log."""
+        return log
+
+    @tool
+    def list_rows(page: int) -> dict[str, Any]:
+        """List rows."""
+        return {"status": "success", "content": [{"json": rows}]}
+
+    grep = {"reference": "tu_log_0", "pattern": "ERROR"}
+    lines = {"reference": "tu_rows_0", "line_range": {"start": page[0], "end": page[1]}}
+    steps = iter(
+        [
+            Reply("reading", [ToolCall("read_log", {"name": "api"}, "tu_log")]),
+            Reply("rows", [ToolCall("list_rows", {"page": 1}, "tu_rows")]),
+            Reply("grep", [ToolCall("retrieve_offloaded_content", grep, "tu_g")]),
+            Reply("page", [ToolCall("retrieve_offloaded_content", lines, "tu_p")]),
+            Reply("done"),
+        ]
+    )
+    model = ScriptedModel(lambda _messages: next(steps, Reply("done")))
+    model.update_config(context_window_limit=window)
+    agent = Agent(
+        model=model,
+        tools=[read_log, list_rows],
+        plugins=[SdkOffloader(sdk_storage.InMemoryStorage(), max_result_tokens=3_000)],
+        context_manager=SdkContextManager.from_strategy("auto"),
+        callback_handler=None,
+    )
+    return agent, model
+
+
+def _accelerated_agent(size: int) -> tuple[Thunk, Thunk]:
+    """One scripted session of an unchanged strands Agent (offloader plugin + context manager)."""
+    from .._accelerate import accelerated
 
     log = corpus.text("log", size)
     rows = corpus.json_document(size // 2)
 
     def session() -> int:
-        @tool
-        def read_log(name: str) -> str:
-            """Read a log."""
-            return log
-
-        @tool
-        def list_rows(page: int) -> dict[str, Any]:
-            """List rows."""
-            return {"status": "success", "content": [{"json": rows}]}
-
-        steps = iter(
-            [
-                Reply("", [ToolCall("read_log", {"name": "api"}, "tu_log")]),
-                Reply("", [ToolCall("list_rows", {"page": 1}, "tu_rows")]),
-                Reply(
-                    "", [ToolCall("retrieve_offloaded_content", {"reference": "tu_log_0", "pattern": "ERROR"}, "g1")]
-                ),
-                Reply(
-                    "",
-                    [
-                        ToolCall(
-                            "retrieve_offloaded_content",
-                            {"reference": "tu_rows_0", "line_range": {"start": 10, "end": 90}},
-                            "g2",
-                        )
-                    ],
-                ),
-                Reply("done"),
-            ]
-        )
-        model = ScriptedModel(lambda _messages: next(steps, Reply("done")))
-        model.update_config(context_window_limit=60_000)
-        agent = Agent(
-            model=model,
-            tools=[read_log, list_rows],
-            plugins=[SdkOffloader(sdk_storage.InMemoryStorage(), max_result_tokens=3_000)],
-            context_manager=SdkContextManager.from_strategy("auto"),
-            callback_handler=None,
-        )
+        agent, _ = scripted_triage_agent(log, rows, window=60_000, page=(10, 90))
         agent("triage")
         return len(agent.messages)
 
