@@ -8,6 +8,7 @@ from collections import OrderedDict
 from typing import Any
 
 import pytest
+from _content_strategies import BLOCKS
 from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,43 +25,11 @@ def sdk_block(block: Any) -> int:
     return sdk_count([{"role": "user", "content": [block]}])
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12,
-)
-_TEXT = st.text(max_size=60)
-_ITEM = st.one_of(
-    st.builds(lambda t: {"text": t}, _TEXT),
-    st.builds(lambda j: {"json": j}, _JSON),
-    st.builds(lambda t, j: {"text": t, "json": j}, _TEXT, _JSON),
-    st.just({"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}),
-    st.just({"json": {"not": {1, 2}}}),
-)
-_BLOCK = st.one_of(
-    st.builds(lambda t: {"text": t}, _TEXT),
-    st.builds(lambda n, j: {"toolUse": {"toolUseId": "t", "name": n, "input": j}}, _TEXT, _JSON),
-    st.builds(lambda n: {"toolUse": {"toolUseId": "t", "name": n}}, _TEXT),
-    st.builds(
-        lambda items: {"toolResult": {"toolUseId": "t", "status": "success", "content": items}},
-        st.lists(_ITEM, max_size=4),
-    ),
-    st.just({"toolResult": {"toolUseId": "t", "status": "success"}}),
-    st.builds(lambda t: {"reasoningContent": {"reasoningText": {"text": t, "signature": "s"}}}, _TEXT),
-    st.just({"reasoningContent": {"redactedContent": b"x"}}),
-    st.builds(lambda t: {"guardContent": {"text": {"text": t}}}, _TEXT),
-    st.just({"guardContent": {"image": {"format": "png"}}}),
-    st.builds(lambda ts: {"citationsContent": {"content": [{"text": t} for t in ts]}}, st.lists(_TEXT, max_size=3)),
-    st.just({"citationsContent": {"citations": []}}),
-    st.builds(lambda t: {"text": t, "toolUse": {"toolUseId": "t", "name": "n", "input": {}}}, _TEXT),
-    st.just({"cachePoint": {"type": "default"}}),
-    st.just({}),
-)
 _MESSAGES = st.lists(
     st.builds(
         lambda role, blocks: {"role": role, "content": blocks},
         st.sampled_from(["user", "assistant"]),
-        st.lists(_BLOCK, max_size=4),
+        st.lists(BLOCKS, max_size=4),
     ),
     max_size=6,
 )

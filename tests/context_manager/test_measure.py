@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _content_strategies import BLOCKS
 from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,40 +38,9 @@ def test_a_model_with_its_own_count_is_asked() -> None:
     assert asyncio.run(Measure(_Own()).messages([{"role": "user", "content": [block, block]}])) == 14
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12,
-)
-_TEXT = st.text(max_size=60)
-_ITEM = st.one_of(
-    st.builds(lambda t: {"text": t}, _TEXT),
-    st.builds(lambda j: {"json": j}, _JSON),
-    st.builds(lambda t, j: {"text": t, "json": j}, _TEXT, _JSON),
-    st.just({"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}),
-    st.just({"json": {"not": {1, 2}}}),  # json.dumps rejects a set: counted as 0
-)
-_BLOCK = st.one_of(
-    st.builds(lambda t: {"text": t}, _TEXT),
-    st.builds(lambda n, j: {"toolUse": {"toolUseId": "t", "name": n, "input": j}}, _TEXT, _JSON),
-    st.builds(lambda n: {"toolUse": {"toolUseId": "t", "name": n}}, _TEXT),
-    st.builds(
-        lambda items, status: {"toolResult": {"toolUseId": "t", "status": status, "content": items}},
-        st.lists(_ITEM, max_size=4),
-        st.sampled_from(["success", "error"]),
-    ),
-    st.builds(lambda t: {"reasoningContent": {"reasoningText": {"text": t, "signature": "s"}}}, _TEXT),
-    st.builds(lambda t: {"guardContent": {"text": {"text": t}}}, _TEXT),
-    st.builds(lambda ts: {"citationsContent": {"content": [{"text": t} for t in ts]}}, st.lists(_TEXT, max_size=3)),
-    st.builds(lambda t: {"text": t, "toolUse": {"toolUseId": "t", "name": "n", "input": {}}}, _TEXT),
-    st.just({"cachePoint": {"type": "default"}}),
-    st.just({"image": {"format": "png", "source": {"bytes": b"x" * 100}}}),
-)
-
-
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.lists(_BLOCK, min_size=1, max_size=4)), max_size=6)
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.lists(BLOCKS, min_size=1, max_size=4)), max_size=6)
 )
 def test_native_counts_equal_the_models(conversation: list[tuple[str, list[dict[str, Any]]]]) -> None:
     model = _Heuristic()
