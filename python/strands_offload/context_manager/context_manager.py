@@ -8,6 +8,7 @@ ours: the stash, the pipeline run on each model call, overflow recovery, the ret
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from strands.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
@@ -16,7 +17,7 @@ from strands.types.exceptions import ContextWindowOverflowException
 
 from .. import _seam
 from ..storage.in_memory_storage import InMemoryStorage
-from ..storage.storage import _EPHEMERAL
+from ..storage.storage import is_ephemeral
 from ._measure import Measure, end_run, start_run
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
@@ -52,6 +53,17 @@ def _agentic_strategies() -> list[Any]:
         Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=8000),
         Offload.summarize("*").when(utilization=1, preserve_recent=4),
     ]
+
+
+def _bind_strategy(strategy: Any, agent: Any, stash: Stash | None) -> None:
+    """Call a strategy's optional ``init``: with the stash, or with the agent alone when it refuses that."""
+    init = getattr(strategy, "init", None)
+    if init is None:
+        return
+    try:
+        init(agent, stash=stash)
+    except TypeError:
+        init(agent)
 
 
 def _encoding_for(tokenizer: str | None, model: Any) -> str | None:
@@ -139,19 +151,16 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             ValueError: For an unknown preset string or an unsupported value.
             TypeError: For a dict with keys a manager does not take.
         """
-        if strategy is False or strategy is None:
+        if strategy is None or strategy is False:
             return None
         if isinstance(strategy, _seam.reference_context_manager_class()):
-            return strategy
-        if strategy == "auto":
-            return ContextManager()
-        if strategy == "agentic":
-            manager = ContextManager(strategies=_agentic_strategies())
-            manager._agentic = True
-            return manager
+            return strategy  # ours or the SDK's: the Agent takes either as it is
         if isinstance(strategy, str):
-            valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
-            raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
+            build = _PRESET_BUILDERS.get(strategy)
+            if build is None:
+                valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
+                raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
+            return build()
         if isinstance(strategy, dict):
             return ContextManager(**strategy)
         raise ValueError(
@@ -164,14 +173,11 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
     def init_agent(self, agent: Agent) -> None:
         """Bind to ``agent``: stash, arrival hooks, retrieval tool, model-call hooks."""
         if not self._stash_disabled:
-            storage = self._stash_explicit_storage or getattr(agent, "storage", None) or InMemoryStorage()
-            self._stash_is_durable = getattr(storage, "_ephemeral", None) is not _EPHEMERAL
-            self._stash = Stash(
-                storage,
-                agent.session_id,
-                agent.agent_id,
-                custom_stash_namespace=self._stash_explicit_storage is not None,
-            )
+            storage = self._stash_storage(agent)
+            self._stash_is_durable = not is_ephemeral(storage)
+            # A configured storage (even a falsy one, passed over above) makes a namespaced view the root.
+            caller_root = self._stash_explicit_storage is not None
+            self._stash = Stash(storage, agent.session_id, agent.agent_id, custom_stash_namespace=caller_root)
         if self._stash is not None:
             # Registered before the strategies' arrival hooks: originals are stored before any edit.
             stash, calls = self._stash, self._retrieval_tool_use_ids
@@ -188,12 +194,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         for strategy in self._strategies:
             if isinstance(strategy, BaseOffloadStrategy):
                 strategy.set_tokenizer(encoding)
-            init = getattr(strategy, "init", None)
-            if init is not None:
-                try:
-                    init(agent, stash=self._stash)
-                except TypeError:
-                    init(agent)
+            _bind_strategy(strategy, agent, self._stash)
 
         if self._agentic:
             self._bind_agentic(agent)
@@ -222,6 +223,13 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
         agent.hooks.add_callback(AfterModelCallEvent, _after_model_call)
 
+    def _stash_storage(self, agent: Agent) -> Any:
+        """The configured stash storage, else the agent's, else a new in-memory one (first truthy wins)."""
+        for candidate in (self._stash_explicit_storage, getattr(agent, "storage", None)):
+            if candidate:
+                return candidate
+        return InMemoryStorage()
+
     def _bind_agentic(self, agent: Agent) -> None:
         """What ``Agent(context_manager="agentic")`` adds: the context tools and the usage middleware."""
         from strands.middleware.stages import InvokeModelStage
@@ -237,13 +245,14 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
         Values already stored stay: after a restore they are the originals of today's previews.
         """
-        if self._backfill_done or self._stash is None:
+        stash = self._stash
+        if stash is None or self._backfill_done:
             return
-        self._backfill_done = True
+        self._backfill_done = True  # once per manager, even when a message below fails
         skip = frozenset(self._retrieval_tool_use_ids)
         for message in agent.messages:
             try:
-                await self._stash.store_message(message, skip, keep_existing=True)
+                await stash.store_message(message, skip, keep_existing=True)
             except Exception:
                 logger.warning("agent_id=<%s> | stashing an earlier message failed", agent.agent_id, exc_info=True)
 
@@ -261,13 +270,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             except Exception:
                 logger.warning("agent_id=<%s> | counting tokens failed, strategies skipped", agent.agent_id)
                 return False
-        context = ContextState(
-            messages=messages,
-            agent=agent,
-            utilization=model.estimate_utilization(tokens),
-            overflow=overflow,
-            stash=cast(Any, self._stash),  # duck-typed: the SDK annotates its own Stash
-        )
+        # The SDK annotates its own Stash; strategies use ours by duck typing.
+        context = ContextState(messages, agent, model.estimate_utilization(tokens), overflow, cast(Any, self._stash))
         acted_at_all = False
         run = start_run(measure)
         try:
@@ -279,7 +283,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 except Exception:
                     measure.forget()  # it may have changed something before failing
                     logger.warning(
-                        "strategy=<%s>, agent_id=<%s> | strategy failed, continuing",
+                        "strategy=<%s>, agent_id=<%s> | strategy raised; the others still run",
                         strategy.name,
                         agent.agent_id,
                         exc_info=True,
@@ -296,3 +300,13 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         finally:
             end_run(run)
         return acted_at_all
+
+
+def _agentic_manager() -> ContextManager:
+    manager = ContextManager(strategies=_agentic_strategies())
+    manager._agentic = True  # registers the agentic tools and middleware when bound
+    return manager
+
+
+# The preset strings ``from_strategy`` accepts, and what each builds.
+_PRESET_BUILDERS: dict[str, Callable[[], ContextManager]] = {"auto": ContextManager, "agentic": _agentic_manager}

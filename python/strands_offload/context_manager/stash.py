@@ -25,11 +25,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import _native
-from ..storage.storage import _NAMESPACED, _NamespacedStorage
+from ..storage.storage import _NamespacedStorage, is_namespaced
 
 logger = logging.getLogger(__name__)
 
 STASH_PREFIX = "context"
+# Between the session and the agent id in every stash key (machine-read: the reference's layout).
+_AGENT_SCOPE = "scopes/agent"
 
 # Blocks that are never stashed: calls, reasoning (signed, assistant-only) and cache points.
 _NOT_STASHED = ("toolUse", "reasoningContent", "cachePoint")
@@ -59,15 +61,15 @@ def format_refs(refs: list[str]) -> str:
     """The reference suffix of an offload marker: ``""``, `` [ref: k]`` or `` [refs: k1, k2]``."""
     if not refs:
         return ""
-    if len(refs) == 1:
-        return f" [ref: {refs[0]}]"
-    return f" [refs: {', '.join(refs)}]"
+    label = "ref" if len(refs) == 1 else "refs"
+    return f" [{label}: {', '.join(refs)}]"
 
 
 def _stash_root(storage: Any, session_id: str, agent_id: str, custom_stash_namespace: bool) -> Any:
-    if custom_stash_namespace and getattr(storage, "_namespaced", None) is _NAMESPACED:
-        return storage
-    return _NamespacedStorage(storage, f"{STASH_PREFIX}/{session_id}/scopes/agent/{agent_id}")
+    """The view the stash keys live in: a caller's namespaced view as is, else this agent's scope."""
+    caller_scoped = custom_stash_namespace and is_namespaced(storage)
+    scope = f"{STASH_PREFIX}/{session_id}/{_AGENT_SCOPE}/{agent_id}"
+    return storage if caller_scoped else _NamespacedStorage(storage, scope)
 
 
 class Stash:

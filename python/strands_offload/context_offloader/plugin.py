@@ -39,7 +39,7 @@ from typing_extensions import TypedDict
 
 from .. import _native, _seam
 from .._jsonpath import json_query
-from ..storage.storage import _NAMESPACED, _NamespacedStorage
+from ..storage.storage import _NamespacedStorage, is_namespaced
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
@@ -204,7 +204,7 @@ class ContextOffloader(Plugin):
     @staticmethod
     def _scope(storage: Any) -> Any:
         """Give unified storage its ``offloader`` namespace unless it is already scoped."""
-        if is_legacy_storage(storage) or getattr(storage, "_namespaced", None) is _NAMESPACED:
+        if is_legacy_storage(storage) or is_namespaced(storage):
             return storage
         return _NamespacedStorage(storage, "offloader")
 

@@ -29,6 +29,17 @@ SearchQuery = TypeVar("SearchQuery", default=str, contravariant=True)
 #: outlive the process: the SDK's own objects, taken through the seam module.
 _NAMESPACED, _EPHEMERAL = _seam.storage_markers()
 
+
+def is_namespaced(storage: object) -> bool:
+    """Whether ``storage`` is already scoped to a namespace (it carries the SDK's marker)."""
+    return getattr(storage, "_namespaced", None) is _NAMESPACED
+
+
+def is_ephemeral(storage: object) -> bool:
+    """Whether what ``storage`` holds is lost with the process (it carries the SDK's marker)."""
+    return getattr(storage, "_ephemeral", None) is _EPHEMERAL
+
+
 # Same names as the reference's private helpers, so code importing them by path keeps working.
 _normalize_key = normalize_key
 _normalize_prefix = normalize_prefix
@@ -82,7 +93,7 @@ class _NamespacedStorage:
         self._storage = storage
         inner = normalize_prefix(prefix).rstrip("/")
         self._prefix = f"{inner}/" if inner else ""
-        if getattr(storage, "_ephemeral", None) is _EPHEMERAL:
+        if is_ephemeral(storage):
             self._ephemeral = _EPHEMERAL
 
     async def write(self, key: str, data: bytes) -> None:
@@ -145,7 +156,7 @@ def _resolve_namespace(storage: Any, prefix: str) -> Any:
     Storage carrying the namespaced marker is returned as is; storage with a ``namespace()``
     method scopes itself; anything else is wrapped in a generic view.
     """
-    if getattr(storage, "_namespaced", None) is _NAMESPACED:
+    if is_namespaced(storage):
         return storage
     scoper = getattr(storage, "namespace", None)
     if scoper is not None:

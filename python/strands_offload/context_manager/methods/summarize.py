@@ -108,12 +108,9 @@ def flatten_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
 
     Reasoning is left out: it belongs to the turn that produced it and carries its signature.
     """
-    names = {
-        block["toolUse"]["toolUseId"]: block["toolUse"]["name"]
-        for message in messages
-        for block in message["content"]
-        if "toolUse" in block
-    }
+    # Calls are named from the summarized messages only: a result whose call went earlier stays unnamed.
+    calls = [block["toolUse"] for message in messages for block in message["content"] if "toolUse" in block]
+    names = {call["toolUseId"]: call["name"] for call in calls}
     blocks: list[Any] = []
     for message in messages:
         content = _message_blocks(message, names)

@@ -51,15 +51,10 @@ def build_conditions(
     clear_at_least: int | None = None,
 ) -> OffloadConditions:
     """The conditions ``.when()`` records: thresholds when given, ``preserve_recent`` when truthy."""
-    conditions: dict[str, Any] = {}
-    if threshold is not None:
-        conditions["threshold"] = threshold
-    if utilization is not None:
-        conditions["utilization"] = utilization
-    if preserve_recent:
+    given = {"threshold": threshold, "utilization": utilization, "clear_at_least": clear_at_least}
+    conditions: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
+    if preserve_recent:  # 0 (the default) means "keep nothing back" and is not recorded
         conditions["preserve_recent"] = preserve_recent
-    if clear_at_least is not None:
-        conditions["clear_at_least"] = clear_at_least
     return conditions  # type: ignore[return-value]
 
 
