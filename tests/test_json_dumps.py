@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strands.models.model import _heuristic_estimate_json
-from strands_offload import json_dumps, json_dumps_len
+from strands_offload import _native, json_dumps, json_dumps_len
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -36,6 +36,11 @@ def assert_same(obj: Any, indent: Any = None) -> None:
     want = outcome(lambda: json.dumps(obj, indent=indent))
     got = outcome(lambda: json_dumps(obj, indent=indent))
     assert got == want
+    # The bytes writer (its own buffer) and the one-walk bytes-and-length call agree too.
+    want_utf8 = outcome(lambda: json.dumps(obj, indent=indent).encode("utf-8"))
+    assert outcome(lambda: _native.json_dumps_utf8(obj, indent=indent)) == want_utf8
+    want_pair = outcome(lambda: (json.dumps(obj, indent=indent).encode("utf-8"), len(json.dumps(obj))))
+    assert outcome(lambda: _native.json_dumps_utf8_with_len(obj, indent=indent)) == want_pair
     if indent is None:
         want_len = outcome(lambda: len(json.dumps(obj)))
         assert outcome(lambda: json_dumps_len(obj)) == want_len
@@ -472,3 +477,35 @@ def test_reentrant_call_from_items() -> None:
     obj = [Nested(a=1), "tail"]
     expected = json.dumps([{"inner": json.dumps({"x": [1, 2]}, indent=2)}, "tail"])
     assert json_dumps(obj) == expected
+
+
+# ---------------------------------------------------------------------------
+# strings read in place, and the one-walk call
+
+
+def test_strings_are_read_in_place_on_supported_pythons() -> None:
+    # Every CPython this package supports has a known string layout; losing the
+    # in-place read would silently fall back to UTF-8 copies.
+    assert _native._json_reads_str_in_place()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain ascii", "café naïve straße", "東京 данные ✓", "rocket 🚀 and é", "\x00\x7f\x80\xff", "\uffff\U00010000"],
+)
+def test_non_ascii_strings_get_no_utf8_copy(text: str) -> None:
+    # A fresh string: built at run time, so no earlier call cached its UTF-8.
+    fresh = "".join(list(text * 3))
+    size = sys.getsizeof(fresh)
+    assert json_dumps([fresh, {fresh: 1}], indent=2) == json.dumps([fresh, {fresh: 1}], indent=2)
+    assert _native.json_dumps_utf8(fresh) == json.dumps(fresh).encode()
+    assert json_dumps_len(fresh) == len(json.dumps(fresh))
+    # CPython counts a cached UTF-8 copy in the size; none was made.
+    assert sys.getsizeof(fresh) == size
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents, st.sampled_from([None, 0, 1, 2, 4, "\t", "→", "  ·"]))
+def test_one_walk_gives_the_indented_bytes_and_the_compact_length(obj: Any, indent: Any) -> None:
+    want = outcome(lambda: (json.dumps(obj, indent=indent).encode("utf-8"), len(json.dumps(obj))))
+    assert outcome(lambda: _native.json_dumps_utf8_with_len(obj, indent=indent)) == want

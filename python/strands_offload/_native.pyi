@@ -31,7 +31,7 @@ class InvalidJsonDocument(ValueError):
     """Stored content that a JSON query was asked of is not valid JSON."""
 
 # json
-__all__ += ["json_dumps", "json_dumps_len", "json_dumps_utf8"]
+__all__ += ["json_dumps", "json_dumps_len", "json_dumps_utf8", "json_dumps_utf8_with_len", "_json_reads_str_in_place"]
 
 def json_dumps(obj: object, *, indent: int | str | None = None) -> str:
     """Serialize ``obj`` exactly as ``json.dumps(obj, indent=indent)`` does with its other defaults."""
@@ -41,6 +41,12 @@ def json_dumps_len(obj: object) -> int:
 
 def json_dumps_utf8(obj: object, *, indent: int | str | None = None) -> bytes:
     """``json_dumps(obj, indent=indent).encode("utf-8")`` without the intermediate ``str``."""
+
+def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None) -> tuple[bytes, int]:
+    """``(json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`` from one walk of ``obj``."""
+
+def _json_reads_str_in_place() -> bool:
+    """Whether ``str`` characters are read in place (known layout, probed at import)."""
 
 # the SDK's token heuristic over messages
 __all__ += ["HeuristicTally"]

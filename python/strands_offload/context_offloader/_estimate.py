@@ -2,8 +2,10 @@
 
 By default the plugin asks the agent's model, exactly like the reference. When
 the model keeps the SDK's base ``count_tokens`` (the chars/4 text and chars/2
-JSON heuristic), the same number is computed here without building a message,
-and JSON lengths come from the native core without building the JSON text.
+JSON heuristic), the same number is computed here without building a message.
+A JSON value's single-line length comes from the same native walk that writes
+the indented bytes the offload stores (:class:`JsonDumps`), so a value that is
+offloaded is walked once.
 With an exact encoding the count is BPE tokens, stopping at the threshold.
 """
 
@@ -31,22 +33,49 @@ def _ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
 
 
-def _json_chars(value: Any) -> int:
+class JsonDumps:
+    """Stored form and single-line length of each JSON value of one tool result.
+
+    The stored form is ``indent=2`` UTF-8; both come from one walk of the value.
+    """
+
+    def __init__(self) -> None:
+        # id -> (the value itself, so a reused id is never mistaken, bytes, length)
+        self._walked: dict[int, tuple[Any, bytes, int]] = {}
+
+    def _walk(self, value: Any) -> tuple[Any, bytes, int]:
+        entry = self._walked.get(id(value))
+        if entry is None or entry[0] is not value:
+            payload, compact = _native.json_dumps_utf8_with_len(value, indent=2)
+            entry = (value, payload, compact)
+            self._walked[id(value)] = entry
+        return entry
+
+    def compact_len(self, value: Any) -> int:
+        """``len(json.dumps(value))``; raises what ``json.dumps`` raises."""
+        return self._walk(value)[2]
+
+    def indented(self, value: Any) -> bytes:
+        """``json.dumps(value, indent=2).encode()``; ASCII, as ensure_ascii makes it."""
+        return self._walk(value)[1]
+
+
+def _json_chars(value: Any, dumps: JsonDumps | None) -> int:
     # The base heuristic counts a value it cannot serialise as 0 tokens.
     try:
-        return _native.json_dumps_len(value)
+        return _native.json_dumps_len(value) if dumps is None else dumps.compact_len(value)
     except (TypeError, ValueError):
         return 0
 
 
-def heuristic_tokens(result: ToolResult) -> int:
+def heuristic_tokens(result: ToolResult, dumps: JsonDumps | None = None) -> int:
     """The base model's estimate of a one-message conversation holding ``result``."""
     total = 0
     for item in result.get("content", []):
         if "text" in item:
             total += _ceil_div(len(item["text"]), 4)
         if "json" in item:
-            total += _ceil_div(_json_chars(item["json"]), 2)
+            total += _ceil_div(_json_chars(item["json"], dumps), 2)
     return total
 
 

@@ -43,6 +43,7 @@ from ..storage.storage import _NamespacedStorage, is_namespaced
 from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
+from ._estimate import JsonDumps
 from ._eviction import PerAgent, UseRecord
 from ._frame import UnreadableEntryError
 from ._handles import HandleTable, is_reserved
@@ -456,7 +457,7 @@ class ContextOffloader(Plugin):
             return _encoding_for_model(agent.model)
         return self._tokenizer
 
-    async def _estimate(self, agent: Agent, result: ToolResult) -> int | None:
+    async def _estimate(self, agent: Agent, result: ToolResult, dumps: JsonDumps) -> int | None:
         """Tokens of ``result`` when over the threshold, else None."""
         encoding = self._encoding(agent)
         if encoding is not None:
@@ -464,7 +465,7 @@ class ContextOffloader(Plugin):
                 return None
             return max(self._max_result_tokens + 1, _estimate.exact_tokens(result, encoding))
         if _estimate.uses_base_heuristic(agent.model):
-            tokens = _estimate.heuristic_tokens(result)
+            tokens = _estimate.heuristic_tokens(result, dumps)
         else:
             tokens = await agent.model.count_tokens([{"role": "user", "content": [{"toolResult": result}]}])
         return tokens if tokens > self._max_result_tokens else None
@@ -484,13 +485,14 @@ class ContextOffloader(Plugin):
             logger.debug("tool_use_id=<%s> | offload skipped on request", tool_use_id)
             return
 
-        tokens = await self._estimate(event.agent, result)
+        dumps = JsonDumps()
+        tokens = await self._estimate(event.agent, result, dumps)
         if tokens is None:
             return
         if self._should_offload is not None and not await self._callback_agrees(event, tokens):
             return
         try:
-            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens)
+            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens, dumps)
         except Exception:
             logger.warning(
                 "tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True
@@ -543,25 +545,31 @@ class ContextOffloader(Plugin):
             blocks = [cast(ToolResultContent, {"document": document})]
         else:
             blocks = list(content)
-        tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks})
+        dumps = JsonDumps()
+        tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks}, dumps)
         encoding = self._encoding(agent)
         if encoding is not None:
             tokens = _estimate.exact_tokens({"toolUseId": "", "status": "success", "content": blocks}, encoding)
-        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens)
+        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, dumps)
 
     async def _offload_blocks(
-        self, agent: Agent, content: list[ToolResultContent], key_prefix: str, tokens: int
+        self,
+        agent: Agent,
+        content: list[ToolResultContent],
+        key_prefix: str,
+        tokens: int,
+        dumps: JsonDumps,
     ) -> OffloadedContent:
         storage = self._storage_for_agent(agent)
         cycle = agent.event_loop_metrics.cycle_count
-        preview_parts: list[str] = []
+        preview_parts: list[str | bytes] = []
         # One entry per stored block, or None for an image/document without bytes.
         # Other blocks get no entry; the placeholder pass indexes this list by block
         # position all the same, as the reference does (its QUIRK A94).
         entries: list[_StoredBlock | None] = []
         for position, block in enumerate(content):
             key = f"{key_prefix}_{position}"
-            stored = await self._store_block(storage, key, block, preview_parts)
+            stored = await self._store_block(storage, key, block, preview_parts, dumps)
             if stored is _NOT_RECORDED:
                 continue
             if isinstance(stored, _StoredBlock):
@@ -601,7 +609,12 @@ class ContextOffloader(Plugin):
         return OffloadedContent(notice=notice, references=references, content=new_content)
 
     async def _store_block(
-        self, storage: Any, key: str, block: ToolResultContent, preview_parts: list[str]
+        self,
+        storage: Any,
+        key: str,
+        block: ToolResultContent,
+        preview_parts: list[str | bytes],
+        dumps: JsonDumps,
     ) -> _StoredBlock | None | object:
         """Store one block; feed the preview; say what was recorded for it."""
         text = block.get("text")
@@ -611,9 +624,10 @@ class ContextOffloader(Plugin):
             reference = await store_blob(storage, key, text.encode("utf-8"), "text/plain")
             return _StoredBlock(reference, "text/plain", f"text, {len(text):,} chars")
         if "json" in block:
-            dumped = _native.json_dumps(block["json"], indent=2)
-            preview_parts.append(dumped)
-            payload = dumped.encode("utf-8")
+            # The bytes the estimate's walk already wrote; ASCII, so the
+            # preview decodes only the prefix it shows.
+            payload = dumps.indented(block["json"])
+            preview_parts.append(payload)
             self._indexes.forget(key)
             reference = await store_blob(storage, key, payload, "application/json")
             return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes")
@@ -636,7 +650,7 @@ class ContextOffloader(Plugin):
             return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes")
         return _NOT_RECORDED
 
-    def _preview(self, parts: list[str], agent: Agent) -> str:
+    def _preview(self, parts: list[str | bytes], agent: Agent) -> str:
         """The start of the joined preview source, cut like the reference or on BPE tokens."""
         encoding = self._encoding(agent)
         if encoding is None:
@@ -687,8 +701,11 @@ def _validate(max_result_tokens: int, preview_tokens: int, evict_after_cycles: o
             raise ValueError(message)
 
 
-def _joined_prefix(parts: Iterable[str], limit: int) -> str:
-    """The first ``limit`` characters of the parts joined by newlines, without joining the rest."""
+def _joined_prefix(parts: Iterable[str | bytes], limit: int) -> str:
+    """The first ``limit`` characters of the parts joined by newlines, without joining the rest.
+
+    A ``bytes`` part is ASCII (stored JSON), so its first n bytes are its first n characters.
+    """
     pieces: list[str] = []
     size = 0
     for part in parts:
@@ -697,7 +714,8 @@ def _joined_prefix(parts: Iterable[str], limit: int) -> str:
             size += 1
         if size >= limit:
             break
-        pieces.append(part[: limit - size])
+        piece = part[: limit - size]
+        pieces.append(piece.decode("ascii") if isinstance(piece, bytes) else piece)
         size += len(pieces[-1])
         if size >= limit:
             break

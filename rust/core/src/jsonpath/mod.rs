@@ -13,7 +13,7 @@ pub mod document;
 pub mod eval;
 pub mod query;
 
-use crate::json::{JsonWriter, Layout};
+use crate::json::{JsonWriter, Layout, Units};
 pub use document::ErrorWording;
 use document::{decode_escaped, Document, DocumentError, Kind};
 use eval::{children, SelectLimit, MAX_SELECTED, MAX_STEPS, NO_KEY};
@@ -90,7 +90,7 @@ fn write_scalar(doc: &Document<'_>, node: u32, w: &mut JsonWriter<Vec<u8>>) {
 fn write_string(doc: &Document<'_>, node: u32, w: &mut JsonWriter<Vec<u8>>) {
     let n = doc.node(node);
     if n.flag {
-        w.string_code_points(decode_escaped(doc.text_of(n)));
+        w.string_units(Units::Ucs4(&decode_escaped(doc.text_of(n))));
     } else {
         w.string(doc.text_of(n));
     }

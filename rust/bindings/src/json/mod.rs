@@ -1,0 +1,211 @@
+//! `json_dumps` and friends: walk Python objects straight into the core's
+//! JSON writer.
+//!
+//! Converting the object graph is this layer's job (`walker`, over the typed
+//! views of `objects` and `text`, with the open-container guard of `guard`);
+//! the formatting (float repr, escaping, separators, indentation) is
+//! `offload_core::json`. The walk reads objects through the C API, so it
+//! holds the GIL.
+use offload_core::json::{JsonWriter, Layout, LenSink, Sink};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+mod bytes_out;
+mod errors;
+mod guard;
+mod objects;
+mod text;
+mod walker;
+
+pub(crate) use guard::AddrHasher;
+
+use bytes_out::BytesOut;
+use errors::dumps_in_python;
+use guard::OpenPath;
+use walker::Walker;
+
+/// Turn `indent` into a layout the way `json` does (`" " * indent` unless a str).
+fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
+    let Some(indent) = indent.filter(|i| !i.is_none()) else {
+        return Ok(Layout::Compact);
+    };
+    let text = match indent.cast::<PyString>() {
+        Ok(s) => s.clone(),
+        Err(_) => PyString::new(indent.py(), " ")
+            .mul(indent)?
+            .cast_into::<PyString>()?,
+    };
+    Ok(Layout::Indent(text.to_str()?.as_bytes().to_vec()))
+}
+
+/// What a finished walk gives: the sink and the single-line length.
+struct Walked<S> {
+    sink: S,
+    compact_len: usize,
+}
+
+/// Walk `obj` into `sink` with `indent`'s layout.
+///
+/// `Ok(None)` means the walk met a value only `json.dumps` writes correctly
+/// (see `Walker::needs_json`): the caller hands the call over.
+fn walk<S: Sink>(
+    py: Python<'_>,
+    obj: *mut ffi::PyObject,
+    indent: Option<&Bound<'_, PyAny>>,
+    sink: S,
+) -> PyResult<Option<Walked<S>>> {
+    let layout = layout_for(indent)?;
+    let path = OpenPath::default();
+    let indent_arg = indent.filter(|i| !i.is_none()).cloned();
+    let mut walker = Walker::new(py, JsonWriter::new(sink, layout), &path, indent_arg);
+    // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
+    match unsafe { walker.value(obj) } {
+        Ok(()) => {
+            let compact_len = walker.w.compact_len();
+            Ok(Some(Walked {
+                sink: walker.w.into_sink(),
+                compact_len,
+            }))
+        }
+        Err(_) if walker.needs_json => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Serialize `obj` exactly as `json.dumps(obj, indent=indent)` does.
+///
+/// Covers `json.dumps` with its other options at their defaults
+/// (`ensure_ascii=True`, `allow_nan=True`, default separators, no `default`
+/// hook, no `sort_keys`). `indent` may be None, an int or a str, as in `json`.
+/// Unsupported keys and values and circular references raise the same
+/// exception type and message as `json.dumps`; nesting deeper than Python's
+/// recursion limit (or 10,000 levels) raises `RecursionError`.
+///
+/// A list or tuple subclass with its own `__iter__` anywhere in `obj` hands
+/// the whole call to `json.dumps` (which writes what iterating yields); dict
+/// subclasses are written through their `items()`, as `json` does.
+///
+/// Known differences, all in contrived cases: the indented form accepts
+/// nesting up to the recursion limit, where `json`'s pure-Python indented
+/// encoder may give up somewhat earlier; a dict changed by Python code while
+/// it is being written (only a dict subclass's `items()` can run such code)
+/// is read as it is then, not as a snapshot.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent=None))]
+fn json_dumps<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyString>> {
+    let buffer = SPARE_BUFFER.with(|b| b.take());
+    let Some(walked) = walk(py, obj.as_ptr(), indent, buffer)? else {
+        return dumps_in_python(py, obj, indent);
+    };
+    let mut out = walked.sink;
+    let text = text_from_buffer(py, &out);
+    if out.capacity() <= MAX_SPARE_BUFFER {
+        out.clear();
+        SPARE_BUFFER.with(|b| b.replace(out));
+    }
+    text
+}
+
+/// `json_dumps(obj, indent=indent).encode("utf-8")`, written straight into
+/// the `bytes` object.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent=None))]
+fn json_dumps_utf8<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(dumps_utf8_measured(py, obj, indent)?.0)
+}
+
+/// `(json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))` from one walk.
+///
+/// For a caller that stores the indented text and estimates from the
+/// single-line length (the offloader), without serialising twice.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent=None))]
+fn json_dumps_utf8_with_len<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    dumps_utf8_measured(py, obj, indent)
+}
+
+fn dumps_utf8_measured<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    match walk(py, obj.as_ptr(), indent, BytesOut::new(py)?)? {
+        Some(walked) => Ok((walked.sink.finish(py), walked.compact_len)),
+        None => {
+            let text = dumps_in_python(py, obj, indent)?;
+            let compact = dumps_in_python(py, obj, None)?.len()?;
+            Ok((PyBytes::new(py, text.to_str()?.as_bytes()), compact))
+        }
+    }
+}
+
+/// Keep at most this much `str` output buffer around between calls.
+const MAX_SPARE_BUFFER: usize = 32 << 20;
+
+thread_local! {
+    /// The last `json_dumps` call's output buffer, reused so that large dumps
+    /// do not pay for fresh pages (and regrowth) every time.
+    static SPARE_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A `str` from the writer's output.
+fn text_from_buffer<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: the buffer holds ASCII plus the UTF-8 of the indent string, so
+    // CPython's UTF-8 decoder accepts it; a null result is turned into an error.
+    unsafe {
+        let p = ffi::PyUnicode_FromStringAndSize(out.as_ptr().cast(), out.len() as ffi::Py_ssize_t);
+        Bound::from_owned_ptr_or_err(py, p).map(|b| b.cast_into_unchecked::<PyString>())
+    }
+}
+
+/// Length of `json.dumps(obj)` (single-line, default separators) without
+/// building the text. Raises what `json.dumps(obj)` would raise.
+#[pyfunction]
+fn json_dumps_len(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    // SAFETY: `obj` is a live object and the GIL is held.
+    unsafe { compact_len(py, obj.as_ptr()) }
+}
+
+/// Length of `json.dumps(obj)` for a borrowed object pointer.
+///
+/// # Safety
+/// `obj` must be a live object and the GIL held for the whole call.
+pub(crate) unsafe fn compact_len(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<usize> {
+    match walk(py, obj, None, LenSink::default())? {
+        Some(walked) => Ok(walked.sink.len),
+        None => {
+            let obj = Bound::from_borrowed_ptr(py, obj);
+            Ok(dumps_in_python(py, &obj, None)?.len()?)
+        }
+    }
+}
+
+/// Whether `str` characters are read in place on this interpreter (see
+/// `text`); for tests, which expect it on every supported CPython.
+#[pyfunction]
+fn _json_reads_str_in_place() -> bool {
+    text::reads_in_place()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    text::init(m.py());
+    m.add_function(wrap_pyfunction!(json_dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(json_dumps_len, m)?)?;
+    m.add_function(wrap_pyfunction!(json_dumps_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(json_dumps_utf8_with_len, m)?)?;
+    m.add_function(wrap_pyfunction!(_json_reads_str_in_place, m)?)?;
+    Ok(())
+}

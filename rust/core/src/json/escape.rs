@@ -1,0 +1,675 @@
+//! String escaping as `json.dumps` does it with `ensure_ascii=True`, from
+//! whichever code units the caller holds: UTF-8, or the one-, two- or
+//! four-byte units Python keeps a `str` in (so that a caller never has to
+//! convert a string before writing it).
+//!
+//! The writers reserve the worst case once per string and then store through
+//! a raw pointer: clean runs are copied a block at a time, unconditionally,
+//! and the first unit needing an escape is found in the same pass.
+
+/// Per byte of UTF-8 input: how many output bytes it accounts for.
+///
+/// Printable ASCII other than `"` and `\` stays as is (1). `"`, `\` and the
+/// five controls with a short form take 2 (`\n`). Other controls and DEL take
+/// 6 (`\u00XX`). A lead byte of a two- or three-byte sequence stands for one
+/// BMP code point, written as `\uXXXX` (6); a four-byte lead stands for an
+/// astral code point, written as a surrogate pair (12). Continuation bytes
+/// count 0 because their lead byte already paid for the whole character.
+static ESCAPED_LEN: [u8; 256] = build_len_table();
+
+const fn build_len_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0x00..=0x1f | 0x7f => 6,
+            0x20..=0x7e => 1,
+            0x80..=0xbf => 0,
+            0xc0..=0xef => 6,
+            _ => 12,
+        };
+        i += 1;
+    }
+    t
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Per byte of UTF-8 input: its escaped length minus one (see [`ESCAPED_LEN`]),
+/// so that a text's escaped length is its byte length plus the sum of these.
+static UTF8_EXTRA: [i8; 256] = build_extra_table(false);
+
+/// The same for one-byte (Latin-1) units, where every byte is a code point:
+/// those from U+0080 up are written `\u00XX`.
+static LATIN1_EXTRA: [i8; 256] = build_extra_table(true);
+
+const fn build_extra_table(latin1: bool) -> [i8; 256] {
+    let mut t = [0i8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = if latin1 && i >= 0x80 {
+            5
+        } else {
+            ESCAPED_LEN[i] as i8 - 1
+        };
+        i += 1;
+    }
+    t
+}
+
+/// Escaped length minus byte length of up to eight bytes.
+#[inline(always)]
+fn extra_of(bytes: &[u8], table: &[i8; 256]) -> isize {
+    bytes
+        .iter()
+        .map(|&b| isize::from(table[usize::from(b)]))
+        .sum()
+}
+
+/// Length of the ensure_ascii escape of `text`, quotes excluded.
+#[inline]
+pub fn escaped_len_utf8(text: &str) -> usize {
+    escaped_len_bytes(text.as_bytes(), &UTF8_EXTRA)
+}
+
+/// Escaped length of bytes read through `table` (UTF-8 or Latin-1).
+///
+/// The text is tested eight bytes at a time; a word that needs no escape (the
+/// common case) counts as its length, others byte by byte through the table.
+#[inline]
+fn escaped_len_bytes(bytes: &[u8], table: &[i8; 256]) -> usize {
+    let mut extra: isize = 0;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        if escape_mask(word_of(chunk)) != 0 {
+            extra += extra_of(chunk, table);
+        }
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() && escape_mask(gather(tail)) != 0 {
+        extra += extra_of(tail, table);
+    }
+    // The extras never take the total below zero: in UTF-8 a continuation
+    // byte's -1 follows its lead byte's +5 or +11.
+    bytes.len().wrapping_add_signed(extra)
+}
+
+/// Length of the ensure_ascii escape of `text`, quotes excluded.
+pub fn escaped_len(text: Units<'_>) -> usize {
+    match text {
+        Units::Utf8(s) => escaped_len_utf8(s),
+        Units::Latin1(b) => escaped_len_bytes(b, &LATIN1_EXTRA),
+        Units::Ucs2(u) => u
+            .iter()
+            .map(|&u| escaped_len_code_point(u32::from(u)))
+            .sum(),
+        Units::Ucs4(u) => u.iter().map(|&u| escaped_len_code_point(u)).sum(),
+    }
+}
+
+/// A word holding every byte of `short` (1 to 7 bytes), some twice.
+///
+/// Made of a few fixed-size reads: a loop over a variable number of bytes
+/// mispredicts on nearly every short string (keys, ids, words).
+#[inline(always)]
+fn gather(short: &[u8]) -> u64 {
+    let n = short.len();
+    if n >= 4 {
+        let low = u32::from_le_bytes([short[0], short[1], short[2], short[3]]);
+        let high = u32::from_le_bytes([short[n - 4], short[n - 3], short[n - 2], short[n - 1]]);
+        u64::from(low) | (u64::from(high) << 32)
+    } else {
+        let (a, b, c) = (short[0], short[n / 2], short[n - 1]);
+        u64::from_le_bytes([a, b, c, a, b, c, a, b])
+    }
+}
+
+/// The little-endian word of an eight-byte slice.
+#[inline(always)]
+fn word_of(chunk: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(chunk);
+    u64::from_le_bytes(word)
+}
+
+#[inline]
+fn push_u_escape(out: &mut Vec<u8>, unit: u32) {
+    out.extend_from_slice(&[
+        b'\\',
+        b'u',
+        HEX[((unit >> 12) & 0xf) as usize],
+        HEX[((unit >> 8) & 0xf) as usize],
+        HEX[((unit >> 4) & 0xf) as usize],
+        HEX[(unit & 0xf) as usize],
+    ]);
+}
+
+/// Write one code point the way ensure_ascii does (no quotes).
+///
+/// Accepts every value up to U+10FFFF including lone surrogates, which Python
+/// strings may hold and `json.dumps` writes as `\udXXX`.
+#[inline]
+pub fn push_escaped_code_point(out: &mut Vec<u8>, cp: u32) {
+    match cp {
+        0x22 => out.extend_from_slice(b"\\\""),
+        0x5c => out.extend_from_slice(b"\\\\"),
+        0x0a => out.extend_from_slice(b"\\n"),
+        0x0d => out.extend_from_slice(b"\\r"),
+        0x09 => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        0x20..=0x7e => out.push(cp as u8),
+        0x1_0000.. => {
+            let v = cp - 0x1_0000;
+            push_u_escape(out, 0xd800 | (v >> 10));
+            push_u_escape(out, 0xdc00 | (v & 0x3ff));
+        }
+        _ => push_u_escape(out, cp),
+    }
+}
+
+/// Escaped length of one code point (see [`push_escaped_code_point`]).
+#[inline]
+pub fn escaped_len_code_point(cp: u32) -> usize {
+    match cp {
+        0..=0x7f => usize::from(ESCAPED_LEN[cp as usize]),
+        0x80..=0xffff => 6,
+        _ => 12,
+    }
+}
+
+/// Flags the bytes of the little-endian word `w` that need escaping: a
+/// control (`< 0x20`), `"`, `\\`, DEL or any non-ASCII byte (`>= 0x7f`).
+///
+/// Zero means the whole word is clean. Otherwise the lowest flagged byte is
+/// exactly the first byte needing an escape (flags above it may be spurious,
+/// from borrows, which is fine: the caller only looks at the lowest one).
+#[inline]
+fn escape_mask(w: u64) -> u64 {
+    use crate::swar::{HIGH, ONES};
+    let high = ((w & !HIGH).wrapping_add(ONES) | w) & HIGH;
+    crate::swar::string_stops(w) | high
+}
+
+/// A string's code units, as its owner stores them.
+#[derive(Debug, Clone, Copy)]
+pub enum Units<'a> {
+    /// UTF-8 text (pure ASCII included).
+    Utf8(&'a str),
+    /// One byte per code point, U+0000 to U+00FF.
+    Latin1(&'a [u8]),
+    /// One 16-bit unit per code point: the BMP, lone surrogates included.
+    Ucs2(&'a [u16]),
+    /// One 32-bit unit per code point, lone surrogates included.
+    Ucs4(&'a [u32]),
+}
+
+impl Units<'_> {
+    /// The most bytes the escape can take: 6 per byte or 16-bit unit (a
+    /// UTF-8 byte never stands for more), 12 per 32-bit unit (a pair).
+    fn worst_case(self) -> usize {
+        match self {
+            Units::Utf8(s) => s.len() * 6,
+            Units::Latin1(b) => b.len() * 6,
+            Units::Ucs2(u) => u.len() * 6,
+            Units::Ucs4(u) => u.len() * 12,
+        }
+    }
+}
+
+/// Room past the escaped text that block copies may scribble on (it is
+/// overwritten or left beyond the buffer's length).
+const SLACK: usize = 16;
+
+/// The room [`escape_raw`] needs for `text`: its worst case plus the slack
+/// of the block copies.
+#[inline]
+pub fn escape_room(text: Units<'_>) -> usize {
+    text.worst_case() + SLACK
+}
+
+/// Write the ensure_ascii escape of `text` (no quotes) at `dst`; return how
+/// many bytes it takes.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`escape_room`]`(text)` bytes. Bytes past
+/// the returned length may have been written too (and mean nothing).
+#[inline]
+pub unsafe fn escape_raw(dst: *mut u8, text: Units<'_>) -> usize {
+    let end = match text {
+        Units::Utf8(s) => bytes_into(dst, s.as_bytes(), true),
+        Units::Latin1(b) => bytes_into(dst, b, false),
+        Units::Ucs2(u) => ucs2_into(dst, u),
+        Units::Ucs4(u) => ucs4_into(dst, u),
+    };
+    end.offset_from(dst) as usize
+}
+
+/// Append the ensure_ascii escape of `text` to `out`, without quotes.
+pub fn escape_into(out: &mut Vec<u8>, text: Units<'_>) {
+    out.reserve(escape_room(text));
+    // SAFETY: `reserve` made the room `escape_raw` asks for; the length
+    // grows by what it reports written.
+    unsafe {
+        let written = escape_raw(out.as_mut_ptr().add(out.len()), text);
+        out.set_len(out.len() + written);
+    }
+}
+
+/// Append the ensure_ascii escape of UTF-8 `text` to `out`, without quotes.
+pub fn escape_utf8_into(out: &mut Vec<u8>, text: &str) {
+    escape_into(out, Units::Utf8(text));
+}
+
+/// Whether a code unit is written as itself.
+#[inline(always)]
+fn is_plain(unit: u32) -> bool {
+    unit < 0x80 && ESCAPED_LEN[unit as usize] == 1
+}
+
+/// Write `\uXXXX` for one UTF-16 unit at `dst`.
+#[inline(always)]
+unsafe fn put_u_escape(dst: *mut u8, unit: u32) {
+    let text = [
+        b'\\',
+        b'u',
+        HEX[((unit >> 12) & 0xf) as usize],
+        HEX[((unit >> 8) & 0xf) as usize],
+        HEX[((unit >> 4) & 0xf) as usize],
+        HEX[(unit & 0xf) as usize],
+    ];
+    std::ptr::copy_nonoverlapping(text.as_ptr(), dst, 6);
+}
+
+/// Write the escape of a code point that is not plain at `dst`; return the end.
+#[inline]
+unsafe fn put_escape(dst: *mut u8, cp: u32) -> *mut u8 {
+    let short = match cp {
+        0x22 => b'"',
+        0x5c => b'\\',
+        0x0a => b'n',
+        0x0d => b'r',
+        0x09 => b't',
+        0x08 => b'b',
+        0x0c => b'f',
+        _ => 0,
+    };
+    if short != 0 {
+        *dst = b'\\';
+        *dst.add(1) = short;
+        return dst.add(2);
+    }
+    if cp < 0x1_0000 {
+        put_u_escape(dst, cp);
+        return dst.add(6);
+    }
+    let v = cp - 0x1_0000;
+    put_u_escape(dst, 0xd800 | (v >> 10));
+    put_u_escape(dst.add(6), 0xdc00 | (v & 0x3ff));
+    dst.add(12)
+}
+
+/// Escape one- or eight-bit-clean bytes (UTF-8 when `utf8`, else Latin-1).
+unsafe fn bytes_into(mut dst: *mut u8, bytes: &[u8], utf8: bool) -> *mut u8 {
+    let n = bytes.len();
+    let mut i = 0;
+    loop {
+        let clean = copy_plain_bytes(bytes.as_ptr().add(i), n - i, dst);
+        i += clean;
+        dst = dst.add(clean);
+        let Some(&b) = bytes.get(i) else {
+            return dst;
+        };
+        if b >= 0x80 && utf8 {
+            // `bytes` is valid UTF-8, so the sequence is complete.
+            let (cp, width) = decode_utf8_at(bytes, i);
+            dst = put_escape(dst, cp);
+            i += width;
+        } else {
+            dst = put_escape(dst, u32::from(b));
+            i += 1;
+        }
+    }
+}
+
+/// Copy the plain bytes at the start of `src[..len]` to `dst`; return how
+/// many there were. Whole blocks are stored before they are tested, so up to
+/// [`SLACK`] bytes past the plain run may be written too.
+#[inline(always)]
+unsafe fn copy_plain_bytes(src: *const u8, len: usize, dst: *mut u8) -> usize {
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    while len - k >= 16 {
+        let m = sse::store_and_flag_bytes(src.add(k), dst.add(k));
+        if m != 0 {
+            return k + m.trailing_zeros() as usize;
+        }
+        k += 16;
+    }
+    while len - k >= 8 {
+        let w = std::ptr::read_unaligned(src.add(k).cast::<u64>());
+        std::ptr::write_unaligned(dst.add(k).cast::<u64>(), w);
+        let m = escape_mask(u64::from_le(w));
+        if m != 0 {
+            return k + (m.trailing_zeros() / 8) as usize;
+        }
+        k += 8;
+    }
+    let rest = len - k;
+    if rest == 0 {
+        return k;
+    }
+    let tail = std::slice::from_raw_parts(src.add(k), rest);
+    let out = dst.add(k);
+    if escape_mask(gather(tail)) == 0 {
+        // Two overlapping stores (or three bytes) write the whole tail.
+        if rest >= 4 {
+            std::ptr::copy_nonoverlapping(tail.as_ptr(), out, 4);
+            std::ptr::copy_nonoverlapping(tail.as_ptr().add(rest - 4), out.add(rest - 4), 4);
+        } else {
+            *out = tail[0];
+            *out.add(rest / 2) = tail[rest / 2];
+            *out.add(rest - 1) = tail[rest - 1];
+        }
+        return len;
+    }
+    for (j, &b) in tail.iter().enumerate() {
+        if ESCAPED_LEN[usize::from(b)] != 1 {
+            return k + j;
+        }
+        *out.add(j) = b;
+    }
+    len
+}
+
+/// Escape 16-bit units.
+unsafe fn ucs2_into(mut dst: *mut u8, units: &[u16]) -> *mut u8 {
+    let n = units.len();
+    let mut i = 0;
+    loop {
+        #[cfg(target_arch = "x86_64")]
+        while n - i >= 8 {
+            let m = sse::store_and_flag_ucs2(units.as_ptr().add(i), dst);
+            if m != 0 {
+                let k = (m.trailing_zeros() / 2) as usize;
+                i += k;
+                dst = dst.add(k);
+                break;
+            }
+            i += 8;
+            dst = dst.add(8);
+        }
+        while let Some(&u) = units.get(i) {
+            if !is_plain(u32::from(u)) {
+                break;
+            }
+            *dst = u as u8;
+            dst = dst.add(1);
+            i += 1;
+        }
+        let Some(&u) = units.get(i) else {
+            return dst;
+        };
+        dst = put_escape(dst, u32::from(u));
+        i += 1;
+    }
+}
+
+/// Escape 32-bit units.
+unsafe fn ucs4_into(mut dst: *mut u8, units: &[u32]) -> *mut u8 {
+    let n = units.len();
+    let mut i = 0;
+    loop {
+        #[cfg(target_arch = "x86_64")]
+        while n - i >= 4 {
+            let m = sse::store_and_flag_ucs4(units.as_ptr().add(i), dst);
+            if m != 0 {
+                let k = (m.trailing_zeros() / 4) as usize;
+                i += k;
+                dst = dst.add(k);
+                break;
+            }
+            i += 4;
+            dst = dst.add(4);
+        }
+        while let Some(&u) = units.get(i) {
+            if !is_plain(u) {
+                break;
+            }
+            *dst = u as u8;
+            dst = dst.add(1);
+            i += 1;
+        }
+        let Some(&u) = units.get(i) else {
+            return dst;
+        };
+        dst = put_escape(dst, u);
+        i += 1;
+    }
+}
+
+/// SSE2 blocks (part of every x86_64 CPU): store a block's units narrowed to
+/// bytes, then flag the ones that are not plain (`movemask` bits, in order).
+#[cfg(target_arch = "x86_64")]
+mod sse {
+    use std::arch::x86_64::*;
+
+    /// Flags of a block: below space (or, compared signed, at or above
+    /// 0x80), above `~`, `"` or `\`.
+    #[inline(always)]
+    unsafe fn not_plain_8(v: __m128i) -> __m128i {
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_or_si128(_mm_or_si128(low, del), _mm_or_si128(quote, backslash))
+    }
+
+    /// 16 bytes: copied as they are; one flag bit per byte.
+    #[inline(always)]
+    pub(super) unsafe fn store_and_flag_bytes(src: *const u8, dst: *mut u8) -> u32 {
+        let v = _mm_loadu_si128(src.cast());
+        _mm_storeu_si128(dst.cast(), v);
+        _mm_movemask_epi8(not_plain_8(v)) as u32
+    }
+
+    /// 8 sixteen-bit units: 8 bytes stored; two flag bits per unit.
+    #[inline(always)]
+    pub(super) unsafe fn store_and_flag_ucs2(src: *const u16, dst: *mut u8) -> u32 {
+        let v = _mm_loadu_si128(src.cast());
+        // Signed compares: units from 0x8000 are negative, so "below space".
+        let low = _mm_cmplt_epi16(v, _mm_set1_epi16(0x20));
+        let high = _mm_cmpgt_epi16(v, _mm_set1_epi16(0x7e));
+        let quote = _mm_cmpeq_epi16(v, _mm_set1_epi16(0x22));
+        let backslash = _mm_cmpeq_epi16(v, _mm_set1_epi16(0x5c));
+        let flags = _mm_or_si128(_mm_or_si128(low, high), _mm_or_si128(quote, backslash));
+        _mm_storel_epi64(dst.cast(), _mm_packus_epi16(v, v));
+        _mm_movemask_epi8(flags) as u32
+    }
+
+    /// 4 thirty-two-bit units: 4 bytes stored; four flag bits per unit.
+    #[inline(always)]
+    pub(super) unsafe fn store_and_flag_ucs4(src: *const u32, dst: *mut u8) -> u32 {
+        let v = _mm_loadu_si128(src.cast());
+        // Code points never reach the sign bit, so signed compares are exact.
+        let low = _mm_cmplt_epi32(v, _mm_set1_epi32(0x20));
+        let high = _mm_cmpgt_epi32(v, _mm_set1_epi32(0x7e));
+        let quote = _mm_cmpeq_epi32(v, _mm_set1_epi32(0x22));
+        let backslash = _mm_cmpeq_epi32(v, _mm_set1_epi32(0x5c));
+        let flags = _mm_or_si128(_mm_or_si128(low, high), _mm_or_si128(quote, backslash));
+        let narrow = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
+        std::ptr::write_unaligned(dst.cast::<i32>(), _mm_cvtsi128_si32(narrow));
+        _mm_movemask_epi8(flags) as u32
+    }
+}
+
+/// Decode the UTF-8 sequence starting at `bytes[i]` (a lead byte >= 0x80).
+#[inline]
+fn decode_utf8_at(bytes: &[u8], i: usize) -> (u32, usize) {
+    let cont = |k: usize| u32::from(bytes.get(i + k).copied().unwrap_or(0x80) & 0x3f);
+    let b0 = u32::from(bytes[i]);
+    if b0 < 0xe0 {
+        (((b0 & 0x1f) << 6) | cont(1), 2)
+    } else if b0 < 0xf0 {
+        (((b0 & 0x0f) << 12) | (cont(1) << 6) | cont(2), 3)
+    } else {
+        (
+            ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
+            4,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(s: &str) -> String {
+        let mut v = Vec::new();
+        escape_utf8_into(&mut v, s);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn swar_scan_matches_table() {
+        for b in 0u8..=255 {
+            for pos in 0..8 {
+                let mut word = [b'a'; 8];
+                word[pos] = b;
+                let want = ESCAPED_LEN[usize::from(b)] != 1;
+                let m = escape_mask(u64::from_le_bytes(word));
+                assert_eq!(m != 0, want, "{b:#x}");
+                if want {
+                    assert_eq!(m.trailing_zeros() / 8, pos as u32, "{b:#x}");
+                }
+            }
+        }
+        // Two flagged bytes in one word: the lowest must win.
+        assert_eq!(esc("ab\u{1}\u{0}cdefgh"), "ab\\u0001\\u0000cdefgh");
+        assert_eq!(esc("abcdefgh\""), "abcdefgh\\\"");
+        let long = "abcdefghijklmnopqrstuvwxyz0123456789 \"x\" é tail";
+        assert_eq!(
+            esc(long),
+            "abcdefghijklmnopqrstuvwxyz0123456789 \\\"x\\\" \\u00e9 tail"
+        );
+    }
+
+    #[test]
+    fn escapes_like_ensure_ascii() {
+        assert_eq!(esc("plain"), "plain");
+        assert_eq!(esc("a\"b\\c"), "a\\\"b\\\\c");
+        assert_eq!(esc("\n\r\t\u{8}\u{c}"), "\\n\\r\\t\\b\\f");
+        assert_eq!(esc("\u{0}\u{1f}\u{7f}"), "\\u0000\\u001f\\u007f");
+        assert_eq!(esc("é€"), "\\u00e9\\u20ac");
+        assert_eq!(esc("😀"), "\\ud83d\\ude00");
+        assert_eq!(esc("\u{10ffff}"), "\\udbff\\udfff");
+        assert_eq!(esc("\u{abcd}"), "\\uabcd");
+    }
+
+    #[test]
+    fn escaped_len_agrees_with_escape() {
+        for s in [
+            "",
+            "abc",
+            "a\"\\\n\u{1}\u{7f}",
+            "é€😀x",
+            "日本語テキスト",
+            "exactly8",
+            "sixteen bytes ok",
+            "seventeen bytes!\n",
+            "a long clean run of ascii text, then é and 😀 and \"quotes\" late",
+            "данные данные",
+        ] {
+            assert_eq!(escaped_len_utf8(s), esc(s).len(), "{s:?}");
+        }
+        for cp in [0x22, 0x41, 0x0a, 0x01, 0x7f, 0xe9, 0xd800, 0xffff, 0x1f600] {
+            let mut v = Vec::new();
+            push_escaped_code_point(&mut v, cp);
+            assert_eq!(escaped_len_code_point(cp), v.len(), "{cp:x}");
+        }
+    }
+
+    #[test]
+    fn escaped_len_of_every_length_and_position() {
+        let specials = ["\"", "\\", "\n", "\u{1}", "\u{7f}", "é", "€", "😀"];
+        for n in 0..26 {
+            let plain = "abcdefghijklmnopqrstuvwxyz"[..n].to_owned();
+            assert_eq!(escaped_len_utf8(&plain), n);
+            for at in 0..=n {
+                for special in specials {
+                    let mut text = plain.clone();
+                    text.insert_str(at, special);
+                    assert_eq!(escaped_len_utf8(&text), esc(&text).len(), "{text:?}");
+                    text.insert_str(0, special);
+                    assert_eq!(escaped_len_utf8(&text), esc(&text).len(), "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_escape() {
+        let mut v = Vec::new();
+        escape_into(&mut v, Units::Ucs2(&[0x61, 0xd800, 0x62, 0xdfff]));
+        assert_eq!(v, b"a\\ud800b\\udfff");
+        v.clear();
+        escape_into(&mut v, Units::Ucs4(&[0xdbff, 0x1f600]));
+        assert_eq!(v, b"\\udbff\\ud83d\\ude00");
+    }
+
+    /// The escape of code points one at a time: the oracle for the block paths.
+    fn one_by_one(cps: &[u32]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for &cp in cps {
+            push_escaped_code_point(&mut v, cp);
+        }
+        v
+    }
+
+    /// Every kind of units agrees with the oracle at every length and at
+    /// every position of a special unit, with the buffer already holding text.
+    #[test]
+    fn all_unit_kinds_agree_with_one_by_one() {
+        let specials: [u32; 12] = [
+            0x22, 0x5c, 0x0a, 0x01, 0x1f, 0x7e, 0x7f, 0x80, 0xe9, 0xff, 0x20ac, 0xd800,
+        ];
+        let astral = [0x1f600u32, 0x10ffff];
+        for n in 0..40usize {
+            let plain: Vec<u32> = (0..n).map(|i| u32::from(b'a') + (i % 26) as u32).collect();
+            let mut cases = vec![plain.clone()];
+            for at in 0..=n {
+                for &sp in specials.iter().chain(&astral) {
+                    let mut with = plain.clone();
+                    with.insert(at, sp);
+                    cases.push(with.clone());
+                    with.insert(0, sp);
+                    cases.push(with);
+                }
+            }
+            for cps in cases {
+                let want = one_by_one(&cps);
+                let check = |units: Units<'_>| {
+                    let mut out = b"prefix".to_vec();
+                    escape_into(&mut out, units);
+                    assert_eq!(&out[6..], &want[..], "{cps:x?} as {units:?}");
+                    assert_eq!(escaped_len(units), want.len(), "{cps:x?}");
+                };
+                check(Units::Ucs4(&cps));
+                if cps.iter().all(|&c| c < 0x1_0000) {
+                    let units: Vec<u16> = cps.iter().map(|&c| c as u16).collect();
+                    check(Units::Ucs2(&units));
+                }
+                if cps.iter().all(|&c| c < 0x100) {
+                    let units: Vec<u8> = cps.iter().map(|&c| c as u8).collect();
+                    check(Units::Latin1(&units));
+                }
+                if cps.iter().all(|&c| !(0xd800..0xe000).contains(&c)) {
+                    let text: String = cps.iter().map(|&c| char::from_u32(c).unwrap()).collect();
+                    check(Units::Utf8(&text));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The writer: punctuation, line breaks and indentation of `json.dumps`,
+//! over a [`Sink`] that either collects the text or only counts it.
+
+use super::escape::{escape_raw, escape_room, escaped_len, Units};
+use super::number::{write_float, write_i64};
+
+/// Where JSON text goes: a byte buffer, or a counter.
+pub trait Sink {
+    /// Append raw bytes (already valid JSON text).
+    fn raw(&mut self, bytes: &[u8]);
+
+    /// Append one raw byte.
+    fn byte(&mut self, b: u8);
+
+    /// Append `text` as a JSON string: quoted, ensure_ascii escaped.
+    fn quoted(&mut self, text: Units<'_>);
+
+    /// Bytes written so far.
+    fn written(&self) -> usize;
+}
+
+/// A [`Sink`] that only measures: `len` is the byte length written so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LenSink {
+    /// Bytes "written" so far.
+    pub len: usize,
+}
+
+impl Sink for LenSink {
+    #[inline]
+    fn raw(&mut self, bytes: &[u8]) {
+        self.len += bytes.len();
+    }
+
+    #[inline]
+    fn byte(&mut self, _b: u8) {
+        self.len += 1;
+    }
+
+    #[inline]
+    fn quoted(&mut self, text: Units<'_>) {
+        self.len += 2 + escaped_len(text);
+    }
+
+    #[inline]
+    fn written(&self) -> usize {
+        self.len
+    }
+}
+
+/// A growable byte buffer the writer stores into directly: `Vec<u8>` here,
+/// or a buffer owned by someone else (a Python `bytes` object, say). Every
+/// such buffer is a [`Sink`].
+pub trait ByteBuf {
+    /// The end of the bytes written so far, with room for `n` more behind it.
+    fn room(&mut self, n: usize) -> *mut u8;
+
+    /// Count `n` more bytes as written.
+    ///
+    /// # Safety
+    /// The bytes must have been written at the last [`ByteBuf::room`] pointer,
+    /// within the room asked for.
+    unsafe fn commit(&mut self, n: usize);
+
+    /// Bytes written so far.
+    fn filled(&self) -> usize;
+}
+
+impl ByteBuf for Vec<u8> {
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> *mut u8 {
+        self.reserve(n);
+        // SAFETY: in bounds of the allocation (at most one past the length).
+        unsafe { self.as_mut_ptr().add(self.len()) }
+    }
+
+    #[inline(always)]
+    unsafe fn commit(&mut self, n: usize) {
+        self.set_len(self.len() + n);
+    }
+
+    #[inline(always)]
+    fn filled(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<B: ByteBuf> Sink for B {
+    /// Most pieces are short (punctuation, a line break and its indent, a
+    /// number's digits), where a call to `memcpy` costs more than the copy:
+    /// 4 to 16 bytes are written as two fixed-size pieces that overlap in the
+    /// middle, as `memcpy` itself does for small sizes.
+    #[inline(always)]
+    fn raw(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        let dst = self.room(n.max(16));
+        let src = bytes.as_ptr();
+        // SAFETY: `room` gave at least max(n, 16) bytes; each branch writes
+        // inside that and covers `bytes` exactly before committing `n`.
+        unsafe {
+            if !(4..=16).contains(&n) {
+                std::ptr::copy_nonoverlapping(src, dst, n);
+            } else if n >= 8 {
+                std::ptr::copy_nonoverlapping(src, dst, 8);
+                std::ptr::copy_nonoverlapping(src.add(n - 8), dst.add(n - 8), 8);
+            } else {
+                std::ptr::copy_nonoverlapping(src, dst, 4);
+                std::ptr::copy_nonoverlapping(src.add(n - 4), dst.add(n - 4), 4);
+            }
+            self.commit(n);
+        }
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        let dst = self.room(1);
+        // SAFETY: one byte of room.
+        unsafe {
+            *dst = b;
+            self.commit(1);
+        }
+    }
+
+    #[inline]
+    fn quoted(&mut self, text: Units<'_>) {
+        let dst = self.room(escape_room(text) + 2);
+        // SAFETY: the room holds the quotes and what `escape_raw` asks for.
+        unsafe {
+            *dst = b'"';
+            let n = escape_raw(dst.add(1), text);
+            *dst.add(1 + n) = b'"';
+            self.commit(n + 2);
+        }
+    }
+
+    #[inline(always)]
+    fn written(&self) -> usize {
+        self.filled()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The writer
+// ---------------------------------------------------------------------------
+
+/// Layout of the dump: Python's `indent=None` or an indent string.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// One line, `", "` between items and `": "` after keys.
+    #[default]
+    Compact,
+    /// One item per line, each level indented by this text; `","` ends items.
+    /// An empty text (Python's `indent=0`) still breaks lines.
+    Indent(Vec<u8>),
+}
+
+impl Layout {
+    /// The layout of `json.dumps(..., indent=n)` for an integer `n`
+    /// (a negative `n` indents by nothing, as `" " * n` does in Python).
+    pub fn spaces(n: i64) -> Self {
+        Layout::Indent(vec![b' '; usize::try_from(n).unwrap_or(0)])
+    }
+}
+
+/// Drives a [`Sink`] with the punctuation and layout of `json.dumps`.
+///
+/// The caller opens containers, announces each item or key with its position,
+/// and writes scalars; the writer adds separators, line breaks and indents.
+/// Empty containers are written whole with [`JsonWriter::empty_array`] /
+/// [`JsonWriter::empty_object`] (`[]`, `{}` in both layouts).
+#[derive(Debug)]
+pub struct JsonWriter<S: Sink> {
+    sink: S,
+    indent: Option<Vec<u8>>,
+    /// `"\n"` followed by the indent repeated for the deepest level seen.
+    line_start: Vec<u8>,
+    depth: usize,
+    /// Bytes the indented layout wrote beyond the single-line one: line
+    /// breaks and indents, less one per `","` that is `", "` on one line.
+    layout_extra: usize,
+}
+
+impl<S: Sink> JsonWriter<S> {
+    /// A writer with the given layout over `sink`.
+    pub fn new(sink: S, layout: Layout) -> Self {
+        let indent = match layout {
+            Layout::Compact => None,
+            Layout::Indent(text) => Some(text),
+        };
+        JsonWriter {
+            sink,
+            indent,
+            line_start: vec![b'\n'],
+            depth: 0,
+            layout_extra: 0,
+        }
+    }
+
+    /// Give back the sink.
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+
+    /// The sink, for inspection.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// Current nesting depth (open containers).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    #[inline]
+    fn newline(&mut self) {
+        if let Some(indent) = &self.indent {
+            let want = 1 + indent.len() * self.depth;
+            while self.line_start.len() < want {
+                self.line_start.extend_from_slice(indent);
+            }
+            self.sink.raw(&self.line_start[..want]);
+            self.layout_extra += want;
+        }
+    }
+
+    /// Length the same values would take in the single-line layout, known
+    /// while writing any layout (so one walk yields both).
+    pub fn compact_len(&self) -> usize {
+        self.sink.written() - self.layout_extra
+    }
+
+    /// Write `[]`.
+    pub fn empty_array(&mut self) {
+        self.sink.raw(b"[]");
+    }
+
+    /// Write `{}`.
+    pub fn empty_object(&mut self) {
+        self.sink.raw(b"{}");
+    }
+
+    /// Open a non-empty array.
+    pub fn begin_array(&mut self) {
+        self.sink.byte(b'[');
+        self.depth += 1;
+    }
+
+    /// Close an array opened with [`JsonWriter::begin_array`].
+    pub fn end_array(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.newline();
+        self.sink.byte(b']');
+    }
+
+    /// Open a non-empty object.
+    pub fn begin_object(&mut self) {
+        self.sink.byte(b'{');
+        self.depth += 1;
+    }
+
+    /// Close an object opened with [`JsonWriter::begin_object`].
+    pub fn end_object(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.newline();
+        self.sink.byte(b'}');
+    }
+
+    /// Announce an array item or object member; `first` is true for the first.
+    #[inline]
+    pub fn item(&mut self, first: bool) {
+        if !first {
+            if self.indent.is_some() {
+                self.sink.byte(b',');
+                self.layout_extra -= 1;
+            } else {
+                self.sink.raw(b", ");
+            }
+        }
+        self.newline();
+    }
+
+    /// End a key: write `": "`.
+    #[inline]
+    pub fn colon(&mut self) {
+        self.sink.raw(b": ");
+    }
+
+    /// Write `null`.
+    pub fn null(&mut self) {
+        self.sink.raw(b"null");
+    }
+
+    /// Write `true` or `false`.
+    pub fn boolean(&mut self, v: bool) {
+        self.sink.raw(if v { b"true" } else { b"false" });
+    }
+
+    /// Write an integer.
+    pub fn int(&mut self, v: i64) {
+        write_i64(&mut self.sink, v);
+    }
+
+    /// Write a float as Python's repr (`NaN`, `Infinity`, `-Infinity` included).
+    pub fn float(&mut self, v: f64) {
+        write_float(&mut self.sink, v);
+    }
+
+    /// Write number text produced elsewhere (for example a big integer's digits).
+    pub fn raw(&mut self, text: &[u8]) {
+        self.sink.raw(text);
+    }
+
+    /// Write a quoted, escaped string.
+    pub fn string(&mut self, text: &str) {
+        self.sink.quoted(Units::Utf8(text));
+    }
+
+    /// Write a quoted, escaped string held in any code units.
+    pub fn string_units(&mut self, text: Units<'_>) {
+        self.sink.quoted(text);
+    }
+
+    /// Write a key that Python writes as the quoted text of a scalar
+    /// (`"1"`, `"1.5"`, `"true"`, `"null"`, `"NaN"`).
+    pub fn quoted_raw(&mut self, text: &[u8]) {
+        self.sink.byte(b'"');
+        self.sink.raw(text);
+        self.sink.byte(b'"');
+    }
+
+    /// Write an integer key (quoted).
+    pub fn int_key(&mut self, v: i64) {
+        self.sink.byte(b'"');
+        write_i64(&mut self.sink, v);
+        self.sink.byte(b'"');
+    }
+
+    /// Write a float key (quoted float repr).
+    pub fn float_key(&mut self, v: f64) {
+        self.sink.byte(b'"');
+        write_float(&mut self.sink, v);
+        self.sink.byte(b'"');
+    }
+}
