@@ -1,10 +1,18 @@
 """JSON dumps of a ~10 MB API-like document: ``json.dumps`` (reference) vs the native writer.
 
+The ``*_fresh`` groups add orjson, the fastest serialiser we know, as a peer. Its
+output differs from ``json.dumps`` (no ensure_ascii escapes, its own float text),
+so it is a yardstick, not an implementation. Every round of those groups dumps a
+document freshly loaded by ``json.loads`` (outside the timing): writers that reuse
+UTF-8 copies cached on strings by an earlier round would otherwise look faster
+than they are on a tool's result, which is always fresh.
+
 Run: ``pytest benches/bench_json.py --benchmark-group-by=group``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -14,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from json_document import build_document  # noqa: E402
+from json_document import build_cjk_document, build_document  # noqa: E402
 from strands_offload import json_dumps, json_dumps_len  # noqa: E402
 from strands_offload._native import json_query  # noqa: E402
 
@@ -148,3 +156,42 @@ def test_compact_query_reference(benchmark: Any, compact: tuple[bytes, int]) -> 
 def test_compact_query_native(benchmark: Any, compact: tuple[bytes, int]) -> None:
     data, index = compact
     benchmark.pedantic(json_query, args=(data, _item_name_query(index)), rounds=20, warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------
+# Against orjson, on freshly loaded objects
+# ---------------------------------------------------------------------------
+
+FRESH_ROUNDS = 9
+
+
+@functools.cache
+def _document_text(kind: str) -> str:
+    return json.dumps(build_cjk_document(10_000_000) if kind == "cjk" else build_document(10_000_000))
+
+
+def _dumper(member: str, indent: bool) -> Any:
+    if member == "reference":
+        return functools.partial(json.dumps, indent=2 if indent else None)
+    if member == "native":
+        return functools.partial(json_dumps, indent=2 if indent else None)
+    orjson = pytest.importorskip("orjson")
+    option = orjson.OPT_INDENT_2 if indent else 0
+    return functools.partial(orjson.dumps, option=option)
+
+
+@pytest.mark.parametrize("kind", ["api", "cjk"])
+@pytest.mark.parametrize("layout", ["indent2", "compact"])
+@pytest.mark.parametrize("member", ["reference", "native", "orjson"])
+def test_fresh_objects(benchmark: Any, member: str, layout: str, kind: str) -> None:
+    benchmark.group = f"json_dumps_{layout}_fresh_{kind}"
+    text = _document_text(kind)
+    dump = _dumper(member, layout == "indent2")
+    if member == "native":
+        assert dump(json.loads(text)) == _dumper("reference", layout == "indent2")(json.loads(text))
+
+    def fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (json.loads(text),), {}
+
+    rounds = 3 if member == "reference" else FRESH_ROUNDS
+    benchmark.pedantic(dump, setup=fresh, rounds=rounds, warmup_rounds=0)

@@ -124,3 +124,58 @@ def test_retrieval(benchmark: Any, member: str, kind: str) -> None:
 
     out = benchmark(retrieve)
     assert isinstance(out, str) and out.startswith("[")
+
+
+# ---------------------------------------------------------------------------
+# Peak memory of one 10 MB JSON tool call, each member in a fresh process
+# ---------------------------------------------------------------------------
+
+_PEAK_SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from bench_plugin import _agent, _call, _plugin, json_document
+
+def high_water_mark() -> int:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+plugin = _plugin(sys.argv[1])
+agent = _agent(plugin)
+_call(plugin, agent, [{"json": {"warm": "up " * 50_000}}])  # lazy imports and first-use caches
+content = [{"json": json_document(10)}]
+with open("/proc/self/clear_refs", "w") as refs:
+    refs.write("5")  # the high-water mark restarts from the current resident size
+before = high_water_mark()
+_call(plugin, agent, content)
+growth = high_water_mark() - before
+stored = len(json.dumps(content[0]["json"], indent=2).encode())
+print(json.dumps({"growth": growth, "stored": stored}))
+"""
+
+
+@pytest.mark.parametrize("member", ["reference", "native"])
+def test_json_tool_call_peak_memory(benchmark: Any, member: str) -> None:
+    """Growth of the resident high-water mark during the call, over the bytes it stores.
+
+    The time recorded is the whole child process (not a speed figure); the
+    figures are in ``extra_info``: ``peak_over_stored`` is the issue's measure.
+    """
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    benchmark.group = "tool_call_json_10mb_peak_memory"
+    here = str(Path(__file__).parent)
+
+    def child() -> dict[str, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK_SCRIPT, member, here], check=True, capture_output=True, text=True
+        ).stdout
+        figures: dict[str, int] = json.loads(out.strip().splitlines()[-1])
+        return figures
+
+    figures = benchmark.pedantic(child, rounds=1, warmup_rounds=0)
+    benchmark.extra_info.update(figures, peak_over_stored=round(figures["growth"] / figures["stored"], 2))
+    print(f"\n{member}: peak growth {figures['growth'] / 1e6:.1f} MB for {figures['stored'] / 1e6:.1f} MB stored")

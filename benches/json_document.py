@@ -57,3 +57,26 @@ def build_document(target_bytes: int = 10_000_000, seed: int = 7) -> list[dict[s
     count = max(1, int(target_bytes / per_record))
     rng = random.Random(seed)
     return [_record(rng, i) for i in range(count)]
+
+
+_CJK = (
+    "東京都 大阪 データ 検索 結果 注文 顧客 請求書 合計 金額 状態 発送済み 保留中 配達 "
+    "北京 上海 数据 订单 客户 서울 데이터 주문"
+).split()
+
+
+def build_cjk_document(target_bytes: int = 10_000_000, seed: int = 7) -> list[dict[str, Any]]:
+    """Records whose strings are mostly CJK: ensure_ascii output is about twice orjson's UTF-8."""
+    rng = random.Random(seed)
+
+    def text(n: int) -> str:
+        return "".join(rng.choice(_CJK) for _ in range(n))
+
+    def record(i: int) -> dict[str, Any]:
+        return {"id": i, "名前": text(2), "説明": text(rng.randint(5, 30)), "タグ": [text(1) for _ in range(3)]}
+
+    import json
+
+    per_record = len(json.dumps([record(i) for i in range(200)])) / 200
+    rng = random.Random(seed)
+    return [record(i) for i in range(max(1, int(target_bytes / per_record)))]

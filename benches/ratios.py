@@ -3,7 +3,9 @@
 Usage: ``python benches/ratios.py BENCH.json`` after
 ``pytest benches --benchmark-group-by=group --benchmark-json=BENCH.json``.
 Each row is one group: the reference member's median time divided by each other
-member's median time (above 1 means we are faster).
+member's median time (above 1 means we are faster). Groups that also hold a peer
+(the fastest tool we know for the job: orjson, tiktoken, ripgrep) get a second
+table: the peer's median time divided by ours.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ import re
 import sys
 from collections import defaultdict
 
-_MEMBERS = ("reference", "native", "native-cached", "native-cold", "native-str", "native-cl100k", "bpe-openai")
+# Peers: the fastest tools we know for a job, measured beside us (not the reference).
+PEERS = ("orjson", "tiktoken", "ripgrep")
+_MEMBERS = (
+    "reference",
+    "native",
+    "native-cached",
+    "native-cold",
+    "native-str",
+    "native-cl100k",
+    "bpe-openai",
+    *PEERS,
+)
 
 
 def _member(name: str) -> str:
@@ -50,6 +63,30 @@ def table(report: dict[str, object]) -> str:
     return "\n".join(rows)
 
 
+def peer_table(report: dict[str, object]) -> str:
+    """One row per group holding a peer: the peer's median over ours (above 1: we are faster)."""
+    groups: dict[str, dict[str, float]] = defaultdict(dict)
+    for bench in report["benchmarks"]:  # type: ignore[attr-defined]
+        member = str(bench.get("extra_info", {}).get("member") or _member(bench["name"]))
+        groups[bench["group"]][member] = bench["stats"]["median"]
+        # A peer timed outside pytest-benchmark (ripgrep's own search time) rides in extra_info.
+        for peer in PEERS:
+            seconds = bench.get("extra_info", {}).get(f"{peer}_median")
+            if seconds is not None:
+                groups[bench["group"]][peer] = float(seconds)
+    rows = ["| operation | peer | peer (median) | ours (median) | peer / ours |", "|---|---|---|---|---|"]
+    for group in sorted(groups):
+        members = groups[group]
+        ours = members.get("native")
+        for peer in PEERS:
+            if peer in members and ours is not None:
+                seconds = members[peer]
+                rows.append(
+                    f"| {group} | {peer} | {seconds * 1000:.2f} ms | {ours * 1000:.3f} ms | {seconds / ours:.2f}x |"
+                )
+    return "\n".join(rows)
+
+
 def chart(report: dict[str, object], groups: list[str], width: int = 40) -> str:
     """A text bar chart of the native member's ratio for ``groups``, on a log10 scale."""
     medians: dict[str, dict[str, float]] = defaultdict(dict)
@@ -69,6 +106,10 @@ if __name__ == "__main__":
     with open(sys.argv[1], encoding="utf-8") as handle:
         data = json.load(handle)
     print(table(data))
+    peers = peer_table(data)
+    if peers.count("\n") > 1:
+        print()
+        print(peers)
     if len(sys.argv) > 2:
         print()
         print(chart(data, sys.argv[2].split(",")))

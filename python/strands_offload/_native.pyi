@@ -42,8 +42,8 @@ def json_dumps_len(obj: object) -> int:
 def json_dumps_utf8(obj: object, *, indent: int | str | None = None) -> bytes:
     """``json_dumps(obj, indent=indent).encode("utf-8")`` without the intermediate ``str``."""
 
-def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None) -> tuple[bytes, int]:
-    """``(json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`` from one walk of ``obj``."""
+def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None, prefix: bytes = b"") -> tuple[bytes, int]:
+    """``(prefix + json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`` from one walk of ``obj``."""
 
 def _json_reads_str_in_place() -> bool:
     """Whether ``str`` characters are read in place (known layout, probed at import)."""

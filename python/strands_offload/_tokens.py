@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from . import _native
+from . import _heuristic, _native
 
 PreviewMode = Literal["head", "tail", "head_tail"]
 
@@ -127,8 +127,8 @@ def preview(
     ):
         # The reference's arithmetic needs only len(); skip the native call.
         total = len(text)
-        budget = tokens * 4
-        estimate = -(-total // 4)
+        budget = _heuristic.budget_chars(tokens)
+        estimate = _heuristic.text_tokens(total)
         if total <= budget:
             return Preview(text, "", total, total, total, estimate)
         head_chars = int(budget * _SHARE.get(mode, head_share))

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _heuristic
 from .._search import search_content as native_search
 from ._json import dumps_len, native_dumps
 
@@ -121,14 +122,14 @@ def make_estimate(
 
     def text_tokens(text: Any) -> int:
         if type(text) is str:
-            return -(-len(text) // 4)
+            return _heuristic.text_tokens(len(text))
         return text_estimate(text)
 
     def json_tokens(value: Any) -> int:
         length = dumps_len(value)
         if length is None:
             return json_estimate(value)  # json's answer: 0 for what it rejects, or its error
-        return -(-length // 2)
+        return _heuristic.json_tokens(length)
 
     def block_tokens(block: Any) -> int:
         if type(block) is dict and len(block) == 1 and type(block.get("text")) is str:

@@ -16,6 +16,7 @@ from typing import Any
 from strands.models.model import Model
 
 from .. import _native
+from .._heuristic import json_tokens, text_tokens
 
 # Providers whose count_tokens hands over to the base heuristic unless native counting is enabled.
 _FALLS_BACK_UNLESS_NATIVE = {
@@ -39,13 +40,13 @@ def uses_base_heuristic(model: object) -> bool:
 
 
 def _quarter(text: str) -> int:
-    return -(-len(text) // 4)
+    return text_tokens(len(text))
 
 
 def _json_half(value: Any) -> int:
     # The base heuristic counts what json.dumps rejects as 0.
     try:
-        return -(-_native.json_dumps_len(value) // 2)
+        return json_tokens(_native.json_dumps_len(value))
     except (TypeError, ValueError):
         return 0
 
@@ -53,7 +54,7 @@ def _json_half(value: Any) -> int:
 def heuristic_block(block: Mapping[str, Any]) -> int:
     """The base heuristic's count of one content block."""
     if len(block) == 1 and "text" in block:
-        return -(-len(block["text"]) // 4)  # the common case, one key
+        return text_tokens(len(block["text"]))  # the common case, one key
     total = 0
     if "text" in block:
         total += _quarter(block["text"])

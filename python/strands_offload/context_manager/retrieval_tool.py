@@ -18,6 +18,7 @@ from strands.tools.tools import PythonAgentTool
 from strands.types.tools import ToolResult, ToolSpec
 
 from .. import _native
+from .._heuristic import CHARS_PER_TOKEN
 from .._search import TextIndex, search_content
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 RETRIEVAL_TOOL_NAME = "retrieve_context"
 
-_CHARS_PER_TOKEN = 4
 _DEFAULT_MAX_RESULT_TOKENS = 10_000
 _DEFAULT_CONTEXT_LINES = 5
 _MEDIA_KINDS = ("image", "document")
@@ -156,7 +156,7 @@ def create_retrieval_tool(
         max_result_tokens: Output budget in tokens (4 characters each); 10,000 by default.
         search: Also take ``query`` without ``reference`` and answer with the best references.
     """
-    max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * _CHARS_PER_TOKEN
+    max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * CHARS_PER_TOKEN
     indexes = _Indexes()
 
     async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from strands.models.model import Model
 
 from .. import _native
+from .._heuristic import json_tokens, text_tokens
 
 if TYPE_CHECKING:
     from strands.types.tools import ToolResult
@@ -29,24 +30,22 @@ def uses_base_heuristic(model: object) -> bool:
     return getattr(type(model), "count_tokens", None) is Model.count_tokens
 
 
-def _ceil_div(numerator: int, denominator: int) -> int:
-    return -(-numerator // denominator)
-
-
 class JsonDumps:
     """Stored form and single-line length of each JSON value of one tool result.
 
-    The stored form is ``indent=2`` UTF-8; both come from one walk of the value.
+    The stored form is ``indent=2`` UTF-8 after ``prefix`` (a storage frame's
+    header, so that the stored object is written once); both come from one walk.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: bytes = b"") -> None:
+        self.prefix = prefix
         # id -> (the value itself, so a reused id is never mistaken, bytes, length)
         self._walked: dict[int, tuple[Any, bytes, int]] = {}
 
     def _walk(self, value: Any) -> tuple[Any, bytes, int]:
         entry = self._walked.get(id(value))
         if entry is None or entry[0] is not value:
-            payload, compact = _native.json_dumps_utf8_with_len(value, indent=2)
+            payload, compact = _native.json_dumps_utf8_with_len(value, indent=2, prefix=self.prefix)
             entry = (value, payload, compact)
             self._walked[id(value)] = entry
         return entry
@@ -56,7 +55,7 @@ class JsonDumps:
         return self._walk(value)[2]
 
     def indented(self, value: Any) -> bytes:
-        """``json.dumps(value, indent=2).encode()``; ASCII, as ensure_ascii makes it."""
+        """``prefix + json.dumps(value, indent=2).encode()``; the JSON is ASCII (ensure_ascii)."""
         return self._walk(value)[1]
 
 
@@ -73,9 +72,9 @@ def heuristic_tokens(result: ToolResult, dumps: JsonDumps | None = None) -> int:
     total = 0
     for item in result.get("content", []):
         if "text" in item:
-            total += _ceil_div(len(item["text"]), 4)
+            total += text_tokens(len(item["text"]))
         if "json" in item:
-            total += _ceil_div(_json_chars(item["json"], dumps), 2)
+            total += json_tokens(_json_chars(item["json"], dumps))
     return total
 
 

@@ -40,8 +40,8 @@ class UnreadableEntryError(ValueError):
         self.reason = reason
 
 
-def frame(content: bytes, content_type: str) -> bytes:
-    """Return ``content`` prefixed with the header describing ``content_type``.
+def frame_prefix(content_type: str) -> bytes:
+    """The header that starts a frame of ``content_type`` (the content follows it).
 
     Raises:
         ValueError: If the content type does not fit the header (more than 65,535 UTF-8 bytes);
@@ -51,7 +51,12 @@ def frame(content: bytes, content_type: str) -> bytes:
     size = len(label)
     if size > MAX_CONTENT_TYPE_BYTES:
         raise ValueError(f"Content type too long for a storage frame: {size} bytes (limit {MAX_CONTENT_TYPE_BYTES})")
-    return b"".join((size.to_bytes(2, "big"), label, content))
+    return size.to_bytes(2, "big") + label
+
+
+def frame(content: bytes, content_type: str) -> bytes:
+    """Return ``content`` prefixed with the header describing ``content_type`` (see :func:`frame_prefix`)."""
+    return b"".join((frame_prefix(content_type), content))
 
 
 def frame_header(data: bytes) -> tuple[int, str]:
@@ -84,7 +89,12 @@ def unframe(data: bytes) -> tuple[bytes, str]:
 
 async def write_framed(storage: Any, key: str, content: bytes, content_type: str) -> str:
     """Frame ``content`` and write it to unified ``storage`` under ``key``; return ``key``."""
-    await storage.write(key, frame(content, content_type))
+    return await write_frame(storage, key, frame(content, content_type))
+
+
+async def write_frame(storage: Any, key: str, framed: bytes) -> str:
+    """Write an already framed entry to unified ``storage`` under ``key``; return ``key``."""
+    await storage.write(key, framed)
     return key
 
 

@@ -38,6 +38,7 @@ from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
 from .. import _native, _seam
+from .._heuristic import CHARS_PER_TOKEN
 from .._jsonpath import json_query
 from ..storage.storage import _NamespacedStorage, is_namespaced
 from . import _estimate
@@ -45,7 +46,7 @@ from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
 from ._estimate import JsonDumps
 from ._eviction import PerAgent, UseRecord
-from ._frame import UnreadableEntryError
+from ._frame import UnreadableEntryError, frame_prefix, write_frame
 from ._handles import HandleTable, is_reserved
 from ._index_cache import IndexCache
 from .search import _is_searchable_content, _search_content
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_CHARS_PER_TOKEN = 4
 _TOOL_NAME = "retrieve_offloaded_content"
 _TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
 
@@ -427,7 +427,7 @@ class ContextOffloader(Plugin):
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return json_query(blob.content, query, max_chars=self._max_result_tokens * _CHARS_PER_TOKEN)
+            return json_query(blob.content, query, max_chars=self._max_result_tokens * CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
             return decode_full_content(blob.content, content_type, shown)
@@ -447,7 +447,7 @@ class ContextOffloader(Plugin):
             pattern=pattern,
             line_range=span,
             context_lines=lines_around,
-            max_chars=self._max_result_tokens * _CHARS_PER_TOKEN,
+            max_chars=self._max_result_tokens * CHARS_PER_TOKEN,
         )
 
     # ------------------------------------------------------------------ intercepting tool results
@@ -485,7 +485,7 @@ class ContextOffloader(Plugin):
             logger.debug("tool_use_id=<%s> | offload skipped on request", tool_use_id)
             return
 
-        dumps = JsonDumps()
+        dumps = self._json_dumps(event.agent)
         tokens = await self._estimate(event.agent, result, dumps)
         if tokens is None:
             return
@@ -545,7 +545,7 @@ class ContextOffloader(Plugin):
             blocks = [cast(ToolResultContent, {"document": document})]
         else:
             blocks = list(content)
-        dumps = JsonDumps()
+        dumps = self._json_dumps(agent)
         tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks}, dumps)
         encoding = self._encoding(agent)
         if encoding is not None:
@@ -562,7 +562,7 @@ class ContextOffloader(Plugin):
     ) -> OffloadedContent:
         storage = self._storage_for_agent(agent)
         cycle = agent.event_loop_metrics.cycle_count
-        preview_parts: list[str | bytes] = []
+        preview_parts: list[str | memoryview] = []
         # One entry per stored block, or None for an image/document without bytes.
         # Other blocks get no entry; the placeholder pass indexes this list by block
         # position all the same, as the reference does (its QUIRK A94).
@@ -613,7 +613,7 @@ class ContextOffloader(Plugin):
         storage: Any,
         key: str,
         block: ToolResultContent,
-        preview_parts: list[str | bytes],
+        preview_parts: list[str | memoryview],
         dumps: JsonDumps,
     ) -> _StoredBlock | None | object:
         """Store one block; feed the preview; say what was recorded for it."""
@@ -624,12 +624,17 @@ class ContextOffloader(Plugin):
             reference = await store_blob(storage, key, text.encode("utf-8"), "text/plain")
             return _StoredBlock(reference, "text/plain", f"text, {len(text):,} chars")
         if "json" in block:
-            # The bytes the estimate's walk already wrote; ASCII, so the
-            # preview decodes only the prefix it shows.
-            payload = dumps.indented(block["json"])
+            # The bytes the estimate's walk already wrote, framed for unified
+            # storage; the JSON is ASCII, so the preview decodes only what it shows.
+            data = dumps.indented(block["json"])
+            start = len(dumps.prefix)
+            payload = memoryview(data)[start:]
             preview_parts.append(payload)
             self._indexes.forget(key)
-            reference = await store_blob(storage, key, payload, "application/json")
+            if start and not is_legacy_storage(storage):
+                reference = await write_frame(storage, key, data)
+            else:
+                reference = await store_blob(storage, key, bytes(payload) if start else data, "application/json")
             return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes")
         if "image" in block:
             image: Mapping[str, Any] = block["image"]
@@ -650,11 +655,16 @@ class ContextOffloader(Plugin):
             return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes")
         return _NOT_RECORDED
 
-    def _preview(self, parts: list[str | bytes], agent: Agent) -> str:
+    def _json_dumps(self, agent: Agent) -> JsonDumps:
+        """A JSON walk memo whose bytes come framed as this agent's storage stores them."""
+        legacy = is_legacy_storage(self._storage_for_agent(agent))
+        return JsonDumps(b"" if legacy else frame_prefix("application/json"))
+
+    def _preview(self, parts: list[str | memoryview], agent: Agent) -> str:
         """The start of the joined preview source, cut like the reference or on BPE tokens."""
         encoding = self._encoding(agent)
         if encoding is None:
-            return _joined_prefix(parts, self._preview_tokens * _CHARS_PER_TOKEN)
+            return _joined_prefix(parts, self._preview_tokens * CHARS_PER_TOKEN)
         budget = self._preview_tokens * 16
         while True:
             prefix = _joined_prefix(parts, budget)
@@ -701,10 +711,10 @@ def _validate(max_result_tokens: int, preview_tokens: int, evict_after_cycles: o
             raise ValueError(message)
 
 
-def _joined_prefix(parts: Iterable[str | bytes], limit: int) -> str:
+def _joined_prefix(parts: Iterable[str | memoryview], limit: int) -> str:
     """The first ``limit`` characters of the parts joined by newlines, without joining the rest.
 
-    A ``bytes`` part is ASCII (stored JSON), so its first n bytes are its first n characters.
+    A ``memoryview`` part is ASCII (stored JSON), so its first n bytes are its first n characters.
     """
     pieces: list[str] = []
     size = 0
@@ -715,7 +725,7 @@ def _joined_prefix(parts: Iterable[str | bytes], limit: int) -> str:
         if size >= limit:
             break
         piece = part[: limit - size]
-        pieces.append(piece.decode("ascii") if isinstance(piece, bytes) else piece)
+        pieces.append(str(piece, "ascii") if isinstance(piece, memoryview) else piece)
         size += len(pieces[-1])
         if size >= limit:
             break

@@ -13,6 +13,7 @@ from typing import TextIO
 from strands.types.content import Messages
 
 from .. import count_tokens
+from .._heuristic import text_tokens
 from ..context_offloader import ContextOffloader
 from .scenario import ScenarioRun, make_service_log, run_log_triage
 
@@ -45,7 +46,7 @@ def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: Te
     write = out.write
     write(f"Tool result: a service log of {len(log):,} characters, {log.count(chr(10)) + 1:,} lines\n")
     write(
-        f"  tokens: ~{-(-len(log) // 4):,} by the SDK's chars/4 estimate, "
+        f"  tokens: ~{text_tokens(len(log)):,} by the SDK's chars/4 estimate, "
         f"{count_tokens(log, 'cl100k_base'):,} exact cl100k_base, "
         f"{count_tokens(log, 'o200k_base'):,} exact o200k_base\n\n"
     )

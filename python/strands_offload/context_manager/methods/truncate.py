@@ -13,13 +13,13 @@ from typing import Any
 
 from strands.experimental.context_manager import TruncateConfig
 
-from ... import _native
+from ... import _heuristic, _native
 from ..._tokens import preview as cut_preview
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_PREVIEW_TOKENS", "TruncateConfig", "build_preview", "preview_tokens_of"]
 
 DEFAULT_PREVIEW_TOKENS = 1000
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = _heuristic.CHARS_PER_TOKEN
 _HEAD_SHARE = {"head": 1.0, "tail": 0.0, "head_tail": 0.6}
 
 
@@ -44,13 +44,13 @@ def build_preview(text: str, block_count: int, config: Mapping[str, Any] | None,
     share = _HEAD_SHARE.get((config or {}).get("preview", "head_tail"), 0.6)
     total = len(text)
     if encoding is None:
-        budget_chars = budget * CHARS_PER_TOKEN
+        budget_chars = _heuristic.budget_chars(budget)
         if total <= budget_chars:
             return text
         head_end = int(budget_chars * share)
         tail_len = budget_chars - head_end
         head, tail = text[:head_end], (text[-tail_len:] if tail_len > 0 else "")
-        approx = -(-total // CHARS_PER_TOKEN)
+        approx = _heuristic.text_tokens(total)
     else:
         cut = cut_preview(text, budget, mode="head_tail", encoding=encoding, head_share=share, count=True)
         if not cut.truncated:

@@ -120,34 +120,42 @@ fn json_dumps_utf8<'py>(
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(dumps_utf8_measured(py, obj, indent)?.0)
+    Ok(dumps_utf8_measured(py, obj, indent, b"")?.0)
 }
 
-/// `(json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))` from one walk.
+/// `(prefix + json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`
+/// from one walk.
 ///
 /// For a caller that stores the indented text and estimates from the
-/// single-line length (the offloader), without serialising twice.
+/// single-line length (the offloader), without serialising twice; `prefix`
+/// (a storage frame's header, say) is written first into the same `bytes`,
+/// so that the stored object needs no second copy.
 #[pyfunction]
-#[pyo3(signature = (obj, *, indent=None))]
+#[pyo3(signature = (obj, *, indent=None, prefix=b"".as_slice()))]
 fn json_dumps_utf8_with_len<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
+    prefix: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
-    dumps_utf8_measured(py, obj, indent)
+    dumps_utf8_measured(py, obj, indent, prefix)
 }
 
 fn dumps_utf8_measured<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
+    prefix: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
-    match walk(py, obj.as_ptr(), indent, BytesOut::new(py)?)? {
-        Some(walked) => Ok((walked.sink.finish(py), walked.compact_len)),
+    let mut out = BytesOut::new(py)?;
+    out.raw(prefix);
+    match walk(py, obj.as_ptr(), indent, out)? {
+        Some(walked) => Ok((walked.sink.finish(py), walked.compact_len - prefix.len())),
         None => {
             let text = dumps_in_python(py, obj, indent)?;
             let compact = dumps_in_python(py, obj, None)?.len()?;
-            Ok((PyBytes::new(py, text.to_str()?.as_bytes()), compact))
+            let joined = [prefix, text.to_str()?.as_bytes()].concat();
+            Ok((PyBytes::new(py, &joined), compact))
         }
     }
 }
