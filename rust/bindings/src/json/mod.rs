@@ -131,7 +131,7 @@ fn json_dumps_utf8<'py>(
 /// (a storage frame's header, say) is written first into the same `bytes`,
 /// so that the stored object needs no second copy.
 #[pyfunction]
-#[pyo3(signature = (obj, *, indent=None, prefix=b"".as_slice()))]
+#[pyo3(signature = (obj, *, indent=None, prefix=b"".as_slice()), text_signature = "(obj, *, indent=None, prefix=b'')")]
 fn json_dumps_utf8_with_len<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
