@@ -210,6 +210,7 @@ fn _json_reads_str_in_place() -> bool {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text::init(m.py());
+    objects::init(m.py());
     m.add_function(wrap_pyfunction!(json_dumps, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_len, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_utf8, m)?)?;

@@ -2,7 +2,75 @@
 //!
 //! Each wrapper is a pointer whose type was checked by the caller; its
 //! methods read what the C encoder of `json` reads, the way it reads it.
+//!
+//! List and tuple items are read straight from the object (`ob_size` and the
+//! item array, the layout behind CPython's own `PyList_GET_ITEM` macros, the
+//! same in every 3.x) once a probe at import has read known objects back
+//! correctly; otherwise through `PyList_GetItem` / `PyTuple_GetItem`.
+use std::sync::OnceLock;
+
 use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+/// `PyVarObject.ob_size` and the item array of lists and tuples (64-bit).
+const SIZE_AT: usize = 16;
+const ITEMS_AT: usize = 24;
+
+static DIRECT_ITEMS: OnceLock<bool> = OnceLock::new();
+
+/// Decide once, at import, whether list and tuple items are read directly.
+pub(crate) fn init(py: Python<'_>) {
+    DIRECT_ITEMS.get_or_init(|| probe(py).unwrap_or(false));
+}
+
+fn probe(py: Python<'_>) -> PyResult<bool> {
+    if !cfg!(target_pointer_width = "64") {
+        return Ok(false);
+    }
+    let items = ["first", "second", "third"];
+    let list = PyList::new(py, items)?;
+    list.append(py.None())?; // a list that grew: its array was reallocated
+    let tuple = PyTuple::new(py, items)?;
+    // SAFETY: live objects of the checked types, GIL held.
+    let ok = unsafe {
+        let list_ok = (0..4)
+            .all(|i| direct_item(list.as_ptr(), i, false) == ffi::PyList_GetItem(list.as_ptr(), i))
+            && direct_item(list.as_ptr(), 4, false).is_null();
+        let tuple_ok = (0..3).all(|i| {
+            direct_item(tuple.as_ptr(), i, true) == ffi::PyTuple_GetItem(tuple.as_ptr(), i)
+        }) && direct_item(tuple.as_ptr(), 3, true).is_null();
+        list_ok && tuple_ok
+    };
+    Ok(ok)
+}
+
+/// Item `i` of a list (`inline == false`) or tuple, or null past the end.
+///
+/// # Safety
+/// `p` must be a live list or tuple as said, and the GIL held.
+#[inline(always)]
+unsafe fn direct_item(
+    p: *mut ffi::PyObject,
+    i: ffi::Py_ssize_t,
+    inline: bool,
+) -> *mut ffi::PyObject {
+    let base = p.cast::<u8>();
+    let size = std::ptr::read(base.add(SIZE_AT).cast::<ffi::Py_ssize_t>());
+    if i < 0 || i >= size {
+        return std::ptr::null_mut();
+    }
+    let array = if inline {
+        base.add(ITEMS_AT).cast::<*mut ffi::PyObject>()
+    } else {
+        std::ptr::read(base.add(ITEMS_AT).cast::<*mut *mut ffi::PyObject>())
+    };
+    std::ptr::read(array.add(i as usize))
+}
+
+fn direct() -> bool {
+    matches!(DIRECT_ITEMS.get(), Some(true))
+}
 
 /// An owned reference, released on drop.
 pub(crate) struct Owned(pub(crate) *mut ffi::PyObject);
@@ -58,7 +126,13 @@ pub(crate) trait Items: Copy {
 /// A `list` (or a subclass iterating as one), read live: its size is read
 /// again for every item, as the C encoder does.
 #[derive(Clone, Copy)]
-pub(crate) struct List(pub(crate) *mut ffi::PyObject);
+pub(crate) struct List(*mut ffi::PyObject, bool);
+
+impl List {
+    pub(crate) fn new(p: *mut ffi::PyObject) -> Self {
+        List(p, direct())
+    }
+}
 
 impl Items for List {
     fn ptr(self) -> *mut ffi::PyObject {
@@ -70,7 +144,9 @@ impl Items for List {
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
-        if i < ffi::PyList_Size(self.0) {
+        if self.1 {
+            direct_item(self.0, i, false)
+        } else if i < ffi::PyList_Size(self.0) {
             ffi::PyList_GetItem(self.0, i)
         } else {
             std::ptr::null_mut()
@@ -80,13 +156,13 @@ impl Items for List {
 
 /// A `tuple` (or a subclass iterating as one): a fixed size.
 #[derive(Clone, Copy)]
-pub(crate) struct Tuple(pub(crate) *mut ffi::PyObject, pub(crate) ffi::Py_ssize_t);
+pub(crate) struct Tuple(*mut ffi::PyObject, ffi::Py_ssize_t, bool);
 
 impl Tuple {
     /// # Safety
     /// `p` must be a live tuple and the GIL held.
     pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
-        Tuple(p, ffi::PyTuple_Size(p))
+        Tuple(p, ffi::PyTuple_Size(p), direct())
     }
 }
 
@@ -99,7 +175,9 @@ impl Items for Tuple {
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
-        if i < self.1 {
+        if self.2 {
+            direct_item(self.0, i, true)
+        } else if i < self.1 {
             ffi::PyTuple_GetItem(self.0, i)
         } else {
             std::ptr::null_mut()

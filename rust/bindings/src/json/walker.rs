@@ -74,7 +74,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return self.dict(Dict(obj));
         }
         if tp == &raw mut ffi::PyList_Type {
-            return self.array(List(obj));
+            return self.array(List::new(obj));
         }
         if obj == ffi::Py_None() {
             self.w.null();
@@ -101,7 +101,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             if own_iter(tp, &raw mut ffi::PyList_Type) {
                 return Err(self.hand_to_json());
             }
-            return self.array(List(obj));
+            return self.array(List::new(obj));
         }
         if ffi::PyTuple_Check(obj) != 0 {
             if own_iter(tp, &raw mut ffi::PyTuple_Type) {

@@ -171,9 +171,14 @@ impl Layout {
 #[derive(Debug)]
 pub struct JsonWriter<S: Sink> {
     sink: S,
-    indent: Option<Vec<u8>>,
-    /// `"\n"` followed by the indent repeated for the deepest level seen.
-    line_start: Vec<u8>,
+    /// Whether lines are broken (an indent was given, possibly empty).
+    indented: bool,
+    indent: Vec<u8>,
+    /// `",\n"` followed by the indent repeated for the deepest level seen: an
+    /// item's separator and line start are one slice of it.
+    breaks: Vec<u8>,
+    /// Length of a line start at the current depth (`"\n"` and the indents).
+    line_len: usize,
     depth: usize,
     /// Bytes the indented layout wrote beyond the single-line one: line
     /// breaks and indents, less one per `","` that is `", "` on one line.
@@ -183,14 +188,16 @@ pub struct JsonWriter<S: Sink> {
 impl<S: Sink> JsonWriter<S> {
     /// A writer with the given layout over `sink`.
     pub fn new(sink: S, layout: Layout) -> Self {
-        let indent = match layout {
-            Layout::Compact => None,
-            Layout::Indent(text) => Some(text),
+        let (indented, indent) = match layout {
+            Layout::Compact => (false, Vec::new()),
+            Layout::Indent(text) => (true, text),
         };
         JsonWriter {
             sink,
+            indented,
             indent,
-            line_start: vec![b'\n'],
+            breaks: b",\n".to_vec(),
+            line_len: 1,
             depth: 0,
             layout_extra: 0,
         }
@@ -211,15 +218,23 @@ impl<S: Sink> JsonWriter<S> {
         self.depth
     }
 
-    #[inline]
-    fn newline(&mut self) {
-        if let Some(indent) = &self.indent {
-            let want = 1 + indent.len() * self.depth;
-            while self.line_start.len() < want {
-                self.line_start.extend_from_slice(indent);
+    #[inline(always)]
+    fn set_depth(&mut self, depth: usize) {
+        self.depth = depth;
+        if self.indented {
+            self.line_len = 1 + self.indent.len() * depth;
+            while self.breaks.len() < 1 + self.line_len {
+                self.breaks.extend_from_slice(&self.indent);
             }
-            self.sink.raw(&self.line_start[..want]);
-            self.layout_extra += want;
+        }
+    }
+
+    #[inline(always)]
+    fn newline(&mut self) {
+        if self.indented {
+            let n = self.line_len;
+            self.sink.raw(&self.breaks[1..1 + n]);
+            self.layout_extra += n;
         }
     }
 
@@ -242,12 +257,12 @@ impl<S: Sink> JsonWriter<S> {
     /// Open a non-empty array.
     pub fn begin_array(&mut self) {
         self.sink.byte(b'[');
-        self.depth += 1;
+        self.set_depth(self.depth + 1);
     }
 
     /// Close an array opened with [`JsonWriter::begin_array`].
     pub fn end_array(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.set_depth(self.depth.saturating_sub(1));
         self.newline();
         self.sink.byte(b']');
     }
@@ -255,28 +270,28 @@ impl<S: Sink> JsonWriter<S> {
     /// Open a non-empty object.
     pub fn begin_object(&mut self) {
         self.sink.byte(b'{');
-        self.depth += 1;
+        self.set_depth(self.depth + 1);
     }
 
     /// Close an object opened with [`JsonWriter::begin_object`].
     pub fn end_object(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.set_depth(self.depth.saturating_sub(1));
         self.newline();
         self.sink.byte(b'}');
     }
 
     /// Announce an array item or object member; `first` is true for the first.
-    #[inline]
+    #[inline(always)]
     pub fn item(&mut self, first: bool) {
-        if !first {
-            if self.indent.is_some() {
-                self.sink.byte(b',');
-                self.layout_extra -= 1;
-            } else {
-                self.sink.raw(b", ");
-            }
+        if self.indented {
+            // `","` (after the first) and the line start, in one write.
+            let n = self.line_len;
+            let from = usize::from(first);
+            self.sink.raw(&self.breaks[from..1 + n]);
+            self.layout_extra += n + from - 1;
+        } else if !first {
+            self.sink.raw(b", ");
         }
-        self.newline();
     }
 
     /// End a key: write `": "`.
