@@ -483,10 +483,11 @@ def test_reentrant_call_from_items() -> None:
 # strings read in place, and the one-walk call
 
 
-def test_strings_are_read_in_place_on_supported_pythons() -> None:
-    # Every CPython this package supports has a known string layout; losing the
-    # in-place read would silently fall back to UTF-8 copies.
+def test_strings_and_items_are_read_in_place_on_supported_pythons() -> None:
+    # Every CPython this package supports has known string, list and tuple layouts;
+    # losing the in-place reads would silently fall back to copies and API calls.
     assert _native._json_reads_str_in_place()
+    assert _native._json_reads_items_in_place()
 
 
 @pytest.mark.parametrize(

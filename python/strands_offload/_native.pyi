@@ -31,7 +31,14 @@ class InvalidJsonDocument(ValueError):
     """Stored content that a JSON query was asked of is not valid JSON."""
 
 # json
-__all__ += ["json_dumps", "json_dumps_len", "json_dumps_utf8", "json_dumps_utf8_with_len", "_json_reads_str_in_place"]
+__all__ += [
+    "json_dumps",
+    "json_dumps_len",
+    "json_dumps_utf8",
+    "json_dumps_utf8_with_len",
+    "_json_reads_str_in_place",
+    "_json_reads_items_in_place",
+]
 
 def json_dumps(obj: object, *, indent: int | str | None = None) -> str:
     """Serialize ``obj`` exactly as ``json.dumps(obj, indent=indent)`` does with its other defaults."""
@@ -47,6 +54,9 @@ def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None, pr
 
 def _json_reads_str_in_place() -> bool:
     """Whether ``str`` characters are read in place (known layout, probed at import)."""
+
+def _json_reads_items_in_place() -> bool:
+    """Whether list and tuple items are read from the objects (layout probed at import)."""
 
 # the SDK's token heuristic over messages
 __all__ += ["HeuristicTally"]

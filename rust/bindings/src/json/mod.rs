@@ -208,6 +208,13 @@ fn _json_reads_str_in_place() -> bool {
     text::reads_in_place()
 }
 
+/// Whether list and tuple items are read from the objects (see `objects`);
+/// for tests, which expect it on every supported CPython.
+#[pyfunction]
+fn _json_reads_items_in_place() -> bool {
+    objects::reads_items_in_place()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text::init(m.py());
     objects::init(m.py());
@@ -216,5 +223,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_dumps_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_utf8_with_len, m)?)?;
     m.add_function(wrap_pyfunction!(_json_reads_str_in_place, m)?)?;
+    m.add_function(wrap_pyfunction!(_json_reads_items_in_place, m)?)?;
     Ok(())
 }

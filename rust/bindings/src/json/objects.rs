@@ -72,6 +72,11 @@ fn direct() -> bool {
     matches!(DIRECT_ITEMS.get(), Some(true))
 }
 
+/// Whether list and tuple items are read from the objects on this interpreter.
+pub(crate) fn reads_items_in_place() -> bool {
+    direct()
+}
+
 /// An owned reference, released on drop.
 pub(crate) struct Owned(pub(crate) *mut ffi::PyObject);
 
