@@ -3,7 +3,7 @@
 //! Strings that hold lone surrogates are not valid UTF-8; they are rebuilt the way
 //! tiktoken does it (see `offload_core::tokens::from_surrogatepass`). Offsets handed
 //! back to Python are code points of the ORIGINAL string, so Python can slice it.
-use offload_core::preview::{self, Bounds, Mode};
+use offload_core::preview::{self, Mode};
 use offload_core::tokens::{self, Bpe, Encoding, Repaired, TokenError};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -37,14 +37,6 @@ impl Utf8<'_> {
             Utf8::Repaired(r) => &r.text,
         }
     }
-
-    /// Code points of the original string before character offset `chars` of `as_str()`.
-    fn original_offset(&self, chars: usize) -> usize {
-        match self {
-            Utf8::Borrowed(_) => chars,
-            Utf8::Repaired(r) => r.original_offset(chars),
-        }
-    }
 }
 
 fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
@@ -58,63 +50,63 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
     }
 }
 
-/// `s[start:end]` as a new Python string (costs the length of the slice).
-fn substring<'py>(
-    s: &Bound<'py, PyString>,
-    start: usize,
-    end: usize,
-) -> PyResult<Bound<'py, PyString>> {
-    let slice = PySlice::new(s.py(), start as isize, end as isize, 1);
-    Ok(s.get_item(slice)?.cast_into::<PyString>()?)
+/// A Python string as a preview source: windows are sliced and converted
+/// with the GIL taken back for each (the BPE work runs without it).
+struct PyText {
+    text: Py<PyString>,
+    units: usize,
 }
 
-/// First window size, in code points, for work that needs about `tokens` tokens.
-fn first_window(tokens: usize) -> usize {
-    tokens.saturating_mul(8).saturating_add(1024)
+impl PyText {
+    fn new(text: &Bound<'_, PyString>) -> PyResult<Self> {
+        Ok(PyText {
+            text: text.clone().unbind(),
+            units: text.len()?,
+        })
+    }
 }
 
-/// Runs `f` on growing windows at the start (or end) of `text` until it answers.
-///
-/// `f` gets the window as UTF-8, whether it is the whole text, and the code-point
-/// offset of the window in the original string.
-fn with_window<T>(
-    text: &Bound<'_, PyString>,
-    at_end: bool,
-    tokens: usize,
-    f: impl Fn(&Utf8<'_>, bool, usize) -> Option<T> + Send + Sync,
-) -> PyResult<T>
-where
-    T: Send,
-{
-    let py = text.py();
-    let total = text.len()?;
-    let mut size = first_window(tokens);
-    loop {
-        let whole = size >= total;
-        let (start, end) = if whole {
-            (0, total)
-        } else if at_end {
-            (total - size, total)
-        } else {
-            (0, size)
-        };
-        let window = if whole {
-            text.clone()
-        } else {
-            substring(text, start, end)?
-        };
-        let utf = utf8(&window)?;
-        let answer = py.detach(|| f(&utf, whole, start));
-        if let Some(answer) = answer {
-            return Ok(answer);
+/// One window of a [`PyText`], as owned UTF-8 (repaired if it held surrogates).
+enum PyWindow {
+    Plain(String),
+    Repaired(Repaired),
+}
+
+impl preview::Window for PyWindow {
+    fn text(&self) -> &str {
+        match self {
+            PyWindow::Plain(s) => s,
+            PyWindow::Repaired(r) => &r.text,
         }
-        if whole {
-            // Whole-text answers are always definite; keep the compiler honest anyway.
-            return Err(PyValueError::new_err(
-                "internal error: no answer on the whole text",
-            ));
+    }
+
+    fn units_before(&self, bytes: usize) -> usize {
+        let chars = self.text()[..bytes].chars().count();
+        match self {
+            PyWindow::Plain(_) => chars,
+            PyWindow::Repaired(r) => r.original_offset(chars),
         }
-        size = size.saturating_mul(2);
+    }
+}
+
+impl preview::TextSource for PyText {
+    type Window = PyWindow;
+    type Error = PyErr;
+
+    fn units(&self) -> usize {
+        self.units
+    }
+
+    fn window(&self, start: usize, end: usize) -> PyResult<PyWindow> {
+        Python::attach(|py| {
+            let text = self.text.bind(py);
+            let slice = PySlice::new(py, start as isize, end as isize, 1);
+            let window = text.get_item(slice)?.cast_into::<PyString>()?;
+            Ok(match utf8(&window)? {
+                Utf8::Borrowed(s) => PyWindow::Plain(s.to_owned()),
+                Utf8::Repaired(r) => PyWindow::Repaired(r),
+            })
+        })
     }
 }
 
@@ -156,16 +148,10 @@ fn count_tokens(
             let s = utf.as_str();
             Ok(py.detach(|| tokens::count(s, bpe)))
         }
-        Some(limit) => with_window(text, false, limit, |utf, whole, _| {
-            let window = utf.as_str();
-            let region = if whole {
-                window
-            } else {
-                &window[..preview::last_safe_split(window)?]
-            };
-            let n = tokens::count_with_limit(region, bpe, limit);
-            (n > limit || whole).then_some(n)
-        }),
+        Some(limit) => {
+            let source = PyText::new(text)?;
+            py.detach(|| preview::count_with_limit(&source, bpe, limit))
+        }
     }
 }
 
@@ -296,54 +282,9 @@ fn preview_bounds(
     } else {
         None
     };
-    let b = exact_bounds(text, bpe, n, mode, head_share, total)?;
+    let source = PyText::new(text)?;
+    let b = py.detach(|| preview::exact_bounds(&source, bpe, n, mode, head_share))?;
     Ok((b.head_end, b.tail_start, total, token_count))
-}
-
-/// Exact cut points in original code points, converting only windows of `text`.
-fn exact_bounds(
-    text: &Bound<'_, PyString>,
-    bpe: Bpe,
-    n: usize,
-    mode: Mode,
-    head_share: f64,
-    total: usize,
-) -> PyResult<Bounds> {
-    let (head_budget, tail_budget) = match mode {
-        Mode::Head => (n, 0),
-        Mode::Tail => (0, n),
-        Mode::HeadTail => preview::split_budget(n, head_share),
-    };
-    // The first n + 1 tokens tell whether the text fits, and give the head cut.
-    let want = n.saturating_add(1);
-    let head = with_window(text, false, want, |utf, whole, start| {
-        let window = utf.as_str();
-        let ends = preview::leading_token_ends(window, whole, bpe, want)?;
-        if ends.len() <= n {
-            return Some(None);
-        }
-        let cut = preview::head_cut(window, &ends, head_budget);
-        Some(Some(
-            start + utf.original_offset(window[..cut].chars().count()),
-        ))
-    })?;
-    let Some(head_end) = head else {
-        return Ok(Bounds::whole(total));
-    };
-    let tail_start = if tail_budget == 0 {
-        total
-    } else {
-        with_window(text, true, tail_budget, |utf, whole, start| {
-            let window = utf.as_str();
-            let starts = preview::trailing_token_starts(window, whole, bpe, tail_budget)?;
-            let cut = preview::tail_cut(window, &starts, tail_budget);
-            Some(start + utf.original_offset(window[..cut].chars().count()))
-        })?
-    };
-    Ok(Bounds {
-        head_end,
-        tail_start,
-    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -226,39 +226,213 @@ pub fn tail_cut(text: &str, starts: &[usize], n: usize) -> usize {
         .unwrap_or(text.len())
 }
 
-/// Exact preview bounds, in bytes, of a text held whole in memory.
+/// A text read one window at a time: a string held elsewhere (by Python, say)
+/// and converted to UTF-8 only where the preview looks.
 ///
-/// Convenience for Rust callers and tests; the Python binding drives the window
-/// functions itself so it never converts more of a large string than it needs.
-pub fn exact_bounds(text: &str, bpe: Bpe, tokens: usize, mode: Mode, head_share: f64) -> Bounds {
-    let Some(ends) = leading_token_ends(text, true, bpe, tokens.saturating_add(1)) else {
-        return Bounds::whole(text.len());
-    };
-    if ends.len() <= tokens {
-        return Bounds::whole(text.len());
+/// Positions are in the source's own units (code points for a Python `str`).
+pub trait TextSource {
+    /// A window's text.
+    type Window: Window;
+    /// What reading a window can fail with.
+    type Error;
+
+    /// Length of the whole text, in units.
+    fn units(&self) -> usize;
+
+    /// The text between unit positions `start` and `end`.
+    fn window(&self, start: usize, end: usize) -> Result<Self::Window, Self::Error>;
+}
+
+/// One window of a [`TextSource`].
+pub trait Window {
+    /// The window as UTF-8.
+    fn text(&self) -> &str;
+
+    /// Units of the source spanned by the first `bytes` bytes of [`Window::text`]
+    /// (`bytes` is a character boundary).
+    fn units_before(&self, bytes: usize) -> usize;
+}
+
+/// A Rust string as a source counted in code points.
+impl TextSource for str {
+    type Window = String;
+    type Error = std::convert::Infallible;
+
+    fn units(&self) -> usize {
+        self.chars().count()
     }
-    let (head, tail) = match mode {
+
+    fn window(&self, start: usize, end: usize) -> Result<String, Self::Error> {
+        Ok(self.chars().skip(start).take(end - start).collect())
+    }
+}
+
+impl Window for String {
+    fn text(&self) -> &str {
+        self
+    }
+
+    fn units_before(&self, bytes: usize) -> usize {
+        self[..bytes].chars().count()
+    }
+}
+
+/// First window size, in units, for work that needs about `tokens` tokens.
+fn first_window(tokens: usize) -> usize {
+    tokens.saturating_mul(8).saturating_add(1024)
+}
+
+/// Runs `f` on growing windows at the start (or end) of `source` until it answers.
+///
+/// `f` gets the window, whether it is the whole text, and the window's start in units.
+/// A whole-text window always gets an answer (the window functions never ask for
+/// more than the whole text), so the loop ends.
+fn with_windows<S: TextSource + ?Sized, T>(
+    source: &S,
+    at_end: bool,
+    tokens: usize,
+    f: impl Fn(&S::Window, bool, usize) -> Option<T>,
+) -> Result<T, S::Error> {
+    let total = source.units();
+    let mut size = first_window(tokens);
+    loop {
+        let whole = size >= total;
+        let (start, end) = match (whole, at_end) {
+            (true, _) => (0, total),
+            (false, true) => (total - size, total),
+            (false, false) => (0, size),
+        };
+        let window = source.window(start, end)?;
+        if let Some(answer) = f(&window, whole, start) {
+            return Ok(answer);
+        }
+        size = if whole {
+            usize::MAX
+        } else {
+            size.saturating_mul(2)
+        };
+    }
+}
+
+/// Tokens of `source`, read from windows at its start: the exact count when it is
+/// at most `limit`, otherwise some number above `limit`, so the cost follows the
+/// limit, not the text (see [`crate::tokens::count_with_limit`]).
+pub fn count_with_limit<S: TextSource + ?Sized>(
+    source: &S,
+    bpe: Bpe,
+    limit: usize,
+) -> Result<usize, S::Error> {
+    with_windows(source, false, limit, |window, whole, _| {
+        let text = window.text();
+        let region = if whole {
+            text
+        } else {
+            &text[..last_safe_split(text)?]
+        };
+        let n = crate::tokens::count_with_limit(region, bpe, limit);
+        (n > limit || whole).then_some(n)
+    })
+}
+
+/// Exact preview bounds, in the source's units: head and tail cut on BPE token
+/// boundaries of `bpe`, reading only windows at the ends of the text they keep.
+pub fn exact_bounds<S: TextSource + ?Sized>(
+    source: &S,
+    bpe: Bpe,
+    tokens: usize,
+    mode: Mode,
+    head_share: f64,
+) -> Result<Bounds, S::Error> {
+    let total = source.units();
+    let (head_budget, tail_budget) = match mode {
         Mode::Head => (tokens, 0),
         Mode::Tail => (0, tokens),
         Mode::HeadTail => split_budget(tokens, head_share),
     };
-    let head_end = head_cut(text, &ends, head);
-    let tail_start = if tail == 0 {
-        text.len()
-    } else {
-        let starts = trailing_token_starts(text, true, bpe, tail).unwrap_or_default();
-        tail_cut(text, &starts, tail)
+    // The first tokens + 1 tokens tell whether the text fits, and give the head cut.
+    let want = tokens.saturating_add(1);
+    let head = with_windows(source, false, want, |window, whole, start| {
+        let text = window.text();
+        let ends = leading_token_ends(text, whole, bpe, want)?;
+        if ends.len() <= tokens {
+            return Some(None);
+        }
+        Some(Some(
+            start + window.units_before(head_cut(text, &ends, head_budget)),
+        ))
+    })?;
+    let Some(head_end) = head else {
+        return Ok(Bounds::whole(total));
     };
-    Bounds {
+    let tail_start = if tail_budget == 0 {
+        total
+    } else {
+        with_windows(source, true, tail_budget, |window, whole, start| {
+            let text = window.text();
+            let starts = trailing_token_starts(text, whole, bpe, tail_budget)?;
+            Some(start + window.units_before(tail_cut(text, &starts, tail_budget)))
+        })?
+    };
+    Ok(Bounds {
         head_end,
         tail_start,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tokens::{count, encode};
+
+    fn exact(text: &str, bpe: Bpe, n: usize, mode: Mode) -> Bounds {
+        match exact_bounds(text, bpe, n, mode, 0.6) {
+            Ok(bounds) => bounds,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The cuts computed on the whole text at once, in code points: the oracle
+    /// for the windowed reads of [`exact_bounds`].
+    fn whole_text_bounds(text: &str, bpe: Bpe, n: usize, mode: Mode) -> Bounds {
+        let chars_before = |b: usize| text[..b].chars().count();
+        let total = text.chars().count();
+        let ends = leading_token_ends(text, true, bpe, n + 1).unwrap_or_default();
+        if ends.len() <= n {
+            return Bounds::whole(total);
+        }
+        let (head, tail) = match mode {
+            Mode::Head => (n, 0),
+            Mode::Tail => (0, n),
+            Mode::HeadTail => split_budget(n, 0.6),
+        };
+        let tail_start = if tail == 0 {
+            total
+        } else {
+            let starts = trailing_token_starts(text, true, bpe, tail).unwrap_or_default();
+            chars_before(tail_cut(text, &starts, tail))
+        };
+        Bounds {
+            head_end: chars_before(head_cut(text, &ends, head)),
+            tail_start,
+        }
+    }
+
+    /// On a text many times the first window, windowed cuts equal whole-text cuts.
+    #[test]
+    fn windowed_cuts_equal_whole_text_cuts() {
+        let text = SAMPLE.repeat(200);
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            for n in [0, 1, 5, 40, 333, 2000] {
+                for mode in [Mode::Head, Mode::Tail, Mode::HeadTail] {
+                    assert_eq!(
+                        exact(&text, bpe, n, mode),
+                        whole_text_bounds(&text, bpe, n, mode),
+                        "{bpe:?} {n} {mode:?}"
+                    );
+                }
+            }
+        }
+    }
 
     const SAMPLE: &str = "The quick brown fox, 42 times.\nIt jumped over 世界。 and 🎉🎉 again!\n\
         Final line with trailing words and émojis 🎉 here.";
@@ -292,13 +466,15 @@ mod tests {
     fn exact_head_is_a_token_prefix() {
         for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
             let ids = encode(SAMPLE, bpe);
+            let chars = SAMPLE.chars().count();
             for n in 0..ids.len() + 2 {
-                let b = exact_bounds(SAMPLE, bpe, n, Mode::Head, 0.6);
-                assert!(count(&SAMPLE[..b.head_end], bpe) <= n);
+                let b = exact(SAMPLE, bpe, n, Mode::Head);
+                let head: String = SAMPLE.chars().take(b.head_end).collect();
+                assert!(count(&head, bpe) <= n);
                 if n < ids.len() {
-                    assert_eq!(b.tail_start, SAMPLE.len());
+                    assert_eq!(b.tail_start, chars);
                 } else {
-                    assert_eq!(b, Bounds::whole(SAMPLE.len()));
+                    assert_eq!(b, Bounds::whole(chars));
                 }
             }
         }
@@ -330,9 +506,13 @@ mod tests {
         let text = "🎉".repeat(50);
         for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
             for n in 0..20 {
-                let b = exact_bounds(&text, bpe, n, Mode::HeadTail, 0.6);
-                assert!(text.is_char_boundary(b.head_end) && text.is_char_boundary(b.tail_start));
+                // Positions are code points, so a cut can only fall between characters;
+                // each kept part must hold no more tokens than its budget.
+                let b = exact(&text, bpe, n, Mode::HeadTail);
+                let (head, tail) = split_budget(n, 0.6);
                 assert!(b.head_end <= b.tail_start);
+                assert!(count(&"🎉".repeat(b.head_end), bpe) <= head);
+                assert!(count(&"🎉".repeat(50 - b.tail_start), bpe) <= tail);
             }
         }
     }
