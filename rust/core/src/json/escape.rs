@@ -241,8 +241,8 @@ pub unsafe fn escape_raw(dst: *mut u8, text: Units<'_>) -> usize {
     let end = match text {
         Units::Utf8(s) => bytes_into(dst, s.as_bytes(), true),
         Units::Latin1(b) => bytes_into(dst, b, false),
-        Units::Ucs2(u) => ucs2_into(dst, u),
-        Units::Ucs4(u) => ucs4_into(dst, u),
+        Units::Ucs2(u) => wide_into(dst, u),
+        Units::Ucs4(u) => wide_into(dst, u),
     };
     end.offset_from(dst) as usize
 }
@@ -384,68 +384,62 @@ unsafe fn copy_plain_bytes(src: *const u8, len: usize, dst: *mut u8) -> usize {
     len
 }
 
-/// Escape 16-bit units.
-unsafe fn ucs2_into(mut dst: *mut u8, units: &[u16]) -> *mut u8 {
-    let n = units.len();
-    let mut i = 0;
-    loop {
-        #[cfg(target_arch = "x86_64")]
-        while n - i >= 8 {
-            let m = sse::store_and_flag_ucs2(units.as_ptr().add(i), dst);
-            if m != 0 {
-                let k = (m.trailing_zeros() / 2) as usize;
-                i += k;
-                dst = dst.add(k);
-                break;
-            }
-            i += 8;
-            dst = dst.add(8);
-        }
-        while let Some(&u) = units.get(i) {
-            if !is_plain(u32::from(u)) {
-                break;
-            }
-            *dst = u as u8;
-            dst = dst.add(1);
-            i += 1;
-        }
-        let Some(&u) = units.get(i) else {
-            return dst;
-        };
-        dst = put_escape(dst, u32::from(u));
-        i += 1;
+/// A two- or four-byte code unit, with its SSE2 block (see [`sse`]).
+trait WideUnit: Copy + Into<u32> {
+    /// Units per block.
+    const BLOCK: usize;
+    /// Store a block's units narrowed to bytes at `dst`; flag bits of the units
+    /// that are not plain, `16 / BLOCK` bits per unit.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32;
+}
+
+impl WideUnit for u16 {
+    const BLOCK: usize = 8;
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32 {
+        sse::store_and_flag_ucs2(src, dst)
     }
 }
 
-/// Escape 32-bit units.
-unsafe fn ucs4_into(mut dst: *mut u8, units: &[u32]) -> *mut u8 {
-    let n = units.len();
+impl WideUnit for u32 {
+    const BLOCK: usize = 4;
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32 {
+        sse::store_and_flag_ucs4(src, dst)
+    }
+}
+
+/// Escape 16- or 32-bit units.
+unsafe fn wide_into<U: WideUnit>(mut dst: *mut u8, units: &[U]) -> *mut u8 {
     let mut i = 0;
     loop {
         #[cfg(target_arch = "x86_64")]
-        while n - i >= 4 {
-            let m = sse::store_and_flag_ucs4(units.as_ptr().add(i), dst);
+        while units.len() - i >= U::BLOCK {
+            let m = U::store_and_flag(units.as_ptr().add(i), dst);
             if m != 0 {
-                let k = (m.trailing_zeros() / 4) as usize;
+                let k = (m.trailing_zeros() as usize) / (16 / U::BLOCK);
                 i += k;
                 dst = dst.add(k);
                 break;
             }
-            i += 4;
-            dst = dst.add(4);
+            i += U::BLOCK;
+            dst = dst.add(U::BLOCK);
         }
         while let Some(&u) = units.get(i) {
-            if !is_plain(u) {
+            if !is_plain(u.into()) {
                 break;
             }
-            *dst = u as u8;
+            *dst = u.into() as u8;
             dst = dst.add(1);
             i += 1;
         }
         let Some(&u) = units.get(i) else {
             return dst;
         };
-        dst = put_escape(dst, u);
+        dst = put_escape(dst, u.into());
         i += 1;
     }
 }
