@@ -17,7 +17,9 @@ use std::sync::OnceLock;
 
 use bpe_openai::Tokenizer;
 
+mod parallel;
 mod split;
+pub use parallel::{count_batch, count_in_parts, cut_points, is_safe_cut, PARALLEL_MIN_BYTES};
 pub use split::Pieces;
 
 /// Errors of the token API; the binding layer maps them to Python exceptions.
@@ -339,13 +341,29 @@ pub fn count_bpe_openai(text: &str, bpe: Bpe) -> usize {
     bpe.tokenizer().count(text)
 }
 
-/// Exact number of tokens of `text`.
+/// Exact number of tokens of `text`; long texts are counted on all cores.
 pub fn count(text: &str, bpe: Bpe) -> usize {
+    let parts = if text.len() >= PARALLEL_MIN_BYTES {
+        parallel::threads()
+    } else {
+        1
+    };
+    count_in_parts(text, bpe, parts)
+}
+
+/// Tokens of the pieces of `text` from byte `start` (a piece boundary) up to `end`.
+///
+/// `None` when a piece runs past `end`, i.e. `end` is not a piece boundary.
+fn count_span(text: &str, bpe: Bpe, start: usize, end: usize) -> Option<usize> {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
-    Pieces::new(text, bpe)
-        .map(|p| piece_count(tok, index, p.as_bytes()))
-        .sum()
+    let mut pieces = Pieces::starting_at(text, start, bpe);
+    let mut total = 0usize;
+    while pieces.offset() < end {
+        let Some(piece) = pieces.next() else { break };
+        total += piece_count(tok, index, piece.as_bytes());
+    }
+    (pieces.offset() == end).then_some(total)
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -402,29 +420,6 @@ pub fn decode(tokens: &[u32], bpe: Bpe) -> Result<String, TokenError> {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
-}
-
-/// Counts many texts, spreading them over up to `threads` worker threads.
-pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
-    let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let threads = threads.clamp(1, texts.len().max(1));
-    if threads == 1 || total_bytes < 64 * 1024 {
-        return texts.iter().map(|t| count(t, bpe)).collect();
-    }
-    // Warm the shared tables once so the workers do not race to build them.
-    let _ = TokenIndex::get(bpe);
-    let mut out = vec![0usize; texts.len()];
-    let chunk = texts.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for (texts, out) in texts.chunks(chunk).zip(out.chunks_mut(chunk)) {
-            s.spawn(move || {
-                for (t, o) in texts.iter().zip(out.iter_mut()) {
-                    *o = count(t, bpe);
-                }
-            });
-        }
-    });
-    out
 }
 
 /// Text rebuilt from Python's `str.encode("utf-8", "surrogatepass")` bytes.
@@ -573,13 +568,5 @@ mod tests {
         assert_eq!(r.original_offset(3), 3);
         assert_eq!(r.original_offset(4), 5);
         assert_eq!(r.original_offset(5), 6);
-    }
-
-    #[test]
-    fn batch_matches_serial() {
-        let owned: Vec<String> = (0..200).map(|i| format!("line {i} ").repeat(100)).collect();
-        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let serial: Vec<usize> = texts.iter().map(|t| count(t, Bpe::O200kBase)).collect();
-        assert_eq!(count_batch(&texts, Bpe::O200kBase, 2), serial);
     }
 }

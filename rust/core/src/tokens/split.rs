@@ -176,12 +176,24 @@ pub struct Pieces<'a> {
 
 impl<'a> Pieces<'a> {
     pub fn new(text: &'a str, bpe: Bpe) -> Pieces<'a> {
+        Pieces::starting_at(text, 0, bpe)
+    }
+
+    /// Pieces of `text` from byte `start` on, which must be a piece boundary of the
+    /// whole text (the match at a position depends only on the text after it). Pieces
+    /// near the end still see the rest of `text`, so no lookahead is cut short.
+    pub fn starting_at(text: &'a str, start: usize, bpe: Bpe) -> Pieces<'a> {
         Pieces {
             text,
-            pos: 0,
+            pos: start,
             o200k: bpe == Bpe::O200kBase,
             tok: bpe.tokenizer(),
         }
+    }
+
+    /// Byte offset where the next piece starts.
+    pub fn offset(&self) -> usize {
+        self.pos
     }
 }
 
