@@ -25,34 +25,50 @@ pub fn threads() -> usize {
     *THREADS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-#[inline]
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
-}
-
-/// Whether no pre-tokenizer piece of cl100k_base or o200k_base can hold both `b[p - 1]`
-/// and `b[p]` (both ASCII), so the pieces of any text split at `p`.
+/// Whether no pre-tokenizer piece of cl100k_base or o200k_base can hold both the
+/// character before byte `p` and the one at `p`, so the pieces of any text split at `p`.
 ///
-/// Against the alternatives listed in `split.rs`:
-/// * `\n` then a non-space byte other than `/`: inside a piece a newline is only
+/// Against the alternatives listed in `split.rs` (`\s` is Unicode White_Space, the same
+/// set as [`char::is_whitespace`]):
+/// * `\n` then a non-space character other than `/`: inside a piece a newline is only
 ///   followed by `[\r\n]` (or `/` in o200k's punctuation run) or by more whitespace;
 ///   the one-character prefix of a letter run excludes newlines.
-/// * a non-space byte then a space or tab: inside a piece a non-space character is only
-///   followed by non-space characters or by `\r`, `\n`; a leading space (before a letter
-///   or punctuation run) is always first in its piece.
-/// * a non-digit then a digit: digits only occur in `\p{N}{1,3}`.
+/// * a non-space character then a space or tab: inside a piece a non-space character
+///   is only followed by non-space characters or by `\r`, `\n`; a leading space (before
+///   a letter or punctuation run) is always first in its piece.
+/// * an ASCII non-digit then an ASCII digit: digits only occur in `\p{N}{1,3}`.
 #[inline]
 pub fn is_safe_cut(b: &[u8], p: usize) -> bool {
     if p == 0 || p >= b.len() {
         return false;
     }
     let (a, c) = (b[p - 1], b[p]);
-    if a >= 0x80 || c >= 0x80 {
-        return false;
+    match c {
+        b' ' | b'\t' => !char_before(b, p).is_some_and(char::is_whitespace),
+        b'0'..=b'9' => a < 0x80 && !a.is_ascii_digit(),
+        _ if a == b'\n' => char_at(b, p).is_some_and(|c| !c.is_whitespace() && c != '/'),
+        _ => false,
     }
-    (a == b'\n' && !is_space(c) && c != b'/')
-        || (!is_space(a) && matches!(c, b' ' | b'\t'))
-        || (!a.is_ascii_digit() && c.is_ascii_digit())
+}
+
+/// The character starting at byte `p`, if a character starts there.
+fn char_at(b: &[u8], p: usize) -> Option<char> {
+    let len = match b[p] {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return None,
+    };
+    std::str::from_utf8(b.get(p..p + len)?).ok()?.chars().next()
+}
+
+/// The character ending just before byte `p`.
+fn char_before(b: &[u8], p: usize) -> Option<char> {
+    let start = (p.saturating_sub(4)..p)
+        .rev()
+        .find(|&i| b[i] & 0xC0 != 0x80)?;
+    std::str::from_utf8(&b[start..p]).ok()?.chars().next()
 }
 
 /// A safe cut in `lo..hi`, the one nearest after `target` if there is one, else the
@@ -302,6 +318,11 @@ mod tests {
         assert!(!cut(".\n/", 2) && !cut("\n b", 1) && !cut("\n\n", 1) && !cut("12", 1));
         // A punctuation run takes trailing newlines; a space is a letter run's prefix.
         assert!(!cut(".\n", 1) && !cut(" b", 1) && !cut("'s", 1));
+        // Non-ASCII neighbours: CJK after a newline or before a space is fine, Unicode
+        // whitespace is not, nor a cut inside a character.
+        assert!(cut("\n\u{4e16}", 1) && cut("\u{4e16} ", 3) && cut("\u{3002}\t", 3));
+        assert!(!cut("\n\u{3000}", 1) && !cut("\u{3000} ", 3) && !cut("\n\u{85}", 1));
+        assert!(!cut("\n\u{4e16}", 2) && !cut("\u{663}1", 2));
     }
 
     #[test]
