@@ -153,9 +153,14 @@ pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a
 ///
 /// Most pre-tokenizer pieces (words, operators, indentation) are a single token; a
 /// lookup answers those without running the byte-pair encoder, as tiktoken does.
+///
+/// Two-byte tokens sit in a direct table as well: the merge loop asks for every
+/// adjacent byte pair of a piece, and a 256 KB array stays in cache where the hash
+/// table does not.
 struct TokenIndex {
     slots: Vec<u32>,
     mask: usize,
+    pairs: Vec<u32>,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -186,14 +191,18 @@ impl TokenIndex {
         let size = (n * 2).next_power_of_two();
         let mask = size - 1;
         let mut slots = vec![EMPTY; size];
+        let mut pairs = vec![EMPTY; 1 << 16];
         for id in 0..n as u32 {
+            if let &[a, b] = enc.token_bytes(id) {
+                pairs[usize::from(a) << 8 | usize::from(b)] = id;
+            }
             let mut i = hash_bytes(enc.token_bytes(id)) & mask;
             while slots[i] != EMPTY {
                 i = (i + 1) & mask;
             }
             slots[i] = id;
         }
-        TokenIndex { slots, mask }
+        TokenIndex { slots, mask, pairs }
     }
 
     fn get(bpe: Bpe) -> &'static TokenIndex {
@@ -211,6 +220,10 @@ impl TokenIndex {
         bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
         piece: &[u8],
     ) -> Option<u32> {
+        if let &[a, b] = piece {
+            let id = self.pairs[usize::from(a) << 8 | usize::from(b)];
+            return (id != EMPTY).then_some(id);
+        }
         let mut i = hash_bytes(piece) & self.mask;
         loop {
             let id = self.slots[i];
@@ -229,8 +242,18 @@ impl TokenIndex {
 const MAX_TOKEN_BYTES: usize = 256;
 
 /// Pieces up to this many bytes use the rank-merge loop on the stack; longer ones the
-/// linear-time backtracking encoder of the `bpe` crate.
-const SMALL_PIECE: usize = 8;
+/// linear-time backtracking encoder of the `bpe` crate. The loop does a table lookup
+/// per byte pair, which beats the encoder's automaton on ASCII runs of up to 32 bytes
+/// (base64, identifiers) but not beyond 8 bytes of multi-byte characters (CJK), where
+/// the automaton takes whole characters per step (measured on the bench corpora).
+const SMALL_PIECE: usize = 32;
+const SMALL_NON_ASCII_PIECE: usize = 8;
+
+/// Whether a piece of two or more bytes goes to [`merge_small`].
+#[inline]
+fn is_small(piece: &[u8]) -> bool {
+    piece.len() <= SMALL_NON_ASCII_PIECE || (piece.len() <= SMALL_PIECE && piece.is_ascii())
+}
 
 /// Classic rank-order byte-pair merging of a short piece (2..=SMALL_PIECE bytes).
 ///
@@ -295,7 +318,7 @@ fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
     {
         return piece.len().min(1);
     }
-    if piece.len() <= SMALL_PIECE {
+    if is_small(piece) {
         let mut n = 0usize;
         merge_small(&tok.bpe, index, piece, |_, _| n += 1);
         return n;
@@ -312,7 +335,7 @@ fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec
             return;
         }
     }
-    if piece.len() <= SMALL_PIECE {
+    if is_small(piece) {
         merge_small(&tok.bpe, index, piece, |a, b| {
             // Every byte and every merge result is in the vocabulary.
             out.push(index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
