@@ -65,11 +65,76 @@ fn contraction(b: &[u8], at: usize) -> Option<usize> {
     Some(if hit { 3 } else { 0 })
 }
 
-/// End of the piece starting at `pos`, if it can be decided from ASCII bytes alone.
+/// Length (3) of the character at `i` when it is one of the common letters of CJK text,
+/// all `\p{Lo}` and so in both of o200k's letter classes: CJK unified ideographs
+/// U+4E00..=U+9FA5, hiragana U+3041..=U+3096, katakana U+30A1..=U+30FA and Hangul
+/// syllables U+AC00..=U+D7A3 (assigned since Unicode 2.0). Zero for anything else.
+#[inline]
+fn cjk_letter_len(b: &[u8], i: usize) -> usize {
+    let Some(&[b0, b1, b2]) = b.get(i..i + 3) else {
+        return 0;
+    };
+    if b0 & 0xF0 != 0xE0 {
+        return 0;
+    }
+    let cp = (u32::from(b0 & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+    if matches!(cp, 0x4E00..=0x9FA5 | 0x3041..=0x3096 | 0x30A1..=0x30FA | 0xAC00..=0xD7A3) {
+        3
+    } else {
+        0
+    }
+}
+
+/// End of o200k's letter run starting at `start` (no letter: `start`), or `None` when a
+/// character outside ASCII and [`cjk_letter_len`] would have to be classified.
+///
+/// The regex tries `[U]*[L]+` before `[U]+[L]*`, where U holds upper-case letters and L
+/// lower-case ones and both hold `\p{Lo}`. The greedy `[U]*` gives back characters until
+/// `[L]+` can start: right after the U-run if a lower-case letter follows, else at the
+/// run's last CJK letter (which then ends the piece, as an upper-case letter or the end
+/// of the run follows it); with neither, the second alternative takes the U-run.
+fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
+    let n = b.len();
+    let mut e = start;
+    let mut last_cjk = None;
+    loop {
+        if e < n && b[e].is_ascii_uppercase() {
+            e += 1;
+        } else if cjk_letter_len(b, e) > 0 {
+            last_cjk = Some(e);
+            e += 3;
+        } else {
+            break;
+        }
+    }
+    if e < n && b[e] >= 0x80 {
+        return None;
+    }
+    if e < n && b[e].is_ascii_lowercase() {
+        loop {
+            if e < n && b[e].is_ascii_lowercase() {
+                e += 1;
+            } else if cjk_letter_len(b, e) > 0 {
+                e += 3;
+            } else {
+                break;
+            }
+        }
+        if e < n && b[e] >= 0x80 {
+            return None;
+        }
+        return Some(e);
+    }
+    Some(last_cjk.map_or(e, |k| k + 3))
+}
+
+/// End of the piece starting at `pos`, if it can be decided from ASCII bytes and the
+/// common CJK letters alone.
 fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     let n = b.len();
     let c = b[pos];
     let non_ascii_at = |i: usize| i < n && b[i] >= 0x80;
+    let is_letter = |i: usize| (i < n && b[i].is_ascii_alphabetic()) || cjk_letter_len(b, i) > 0;
 
     // cl100k: stand-alone contraction.
     if !o200k && c == b'\'' {
@@ -80,37 +145,39 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     }
 
     // Letters, with an optional leading character that is not a newline, letter or digit.
-    let letters = if c.is_ascii_alphabetic() {
+    let letters = if is_letter(pos) {
         Some(pos)
-    } else if !is_newline(c) && !c.is_ascii_digit() {
-        if non_ascii_at(pos + 1) {
+    } else if c < 0x80 && !is_newline(c) && !c.is_ascii_digit() {
+        if is_letter(pos + 1) {
+            Some(pos + 1)
+        } else if non_ascii_at(pos + 1) {
             return None;
+        } else {
+            None
         }
-        (pos + 1 < n && b[pos + 1].is_ascii_alphabetic()).then_some(pos + 1)
     } else {
         None
     };
     if let Some(start) = letters {
-        let mut e = start;
-        if o200k {
-            while e < n && b[e].is_ascii_uppercase() {
-                e += 1;
-            }
-            while e < n && b[e].is_ascii_lowercase() {
-                e += 1;
-            }
+        let mut e = if o200k {
+            o200k_letters(b, start)?
         } else {
-            while e < n && b[e].is_ascii_alphabetic() {
-                e += 1;
+            let mut e = start;
+            while is_letter(e) {
+                e += if b[e] < 0x80 { 1 } else { 3 };
             }
-        }
-        if non_ascii_at(e) {
-            return None;
-        }
+            if non_ascii_at(e) {
+                return None;
+            }
+            e
+        };
         if o200k && e < n && b[e] == b'\'' {
             e += contraction(b, e)?;
         }
         return Some(e);
+    }
+    if c >= 0x80 {
+        return None;
     }
 
     // Up to three digits.
@@ -135,7 +202,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         while e < n && is_punct(b[e]) {
             e += 1;
         }
-        if non_ascii_at(e) {
+        if non_ascii_at(e) && cjk_letter_len(b, e) == 0 {
             return None;
         }
         while e < n && (is_newline(b[e]) || (o200k && b[e] == b'/')) {
@@ -207,7 +274,7 @@ impl<'a> Iterator for Pieces<'a> {
         if pos >= b.len() {
             return None;
         }
-        let fast = if b[pos] < 0x80 {
+        let fast = if b[pos] < 0x80 || cjk_letter_len(b, pos) > 0 {
             scan_ascii(b, pos, self.o200k)
         } else {
             None
@@ -297,6 +364,14 @@ mod tests {
             "\u{a0}",
             "\u{663}",
             "\u{4e16}",
+            "\u{9fa5}",
+            "\u{3042}",
+            "\u{30a2}",
+            "\u{30fc}",
+            "\u{ac00}",
+            "\u{d7a3}",
+            "\u{3002}",
+            "\u{ff0c}",
             "\u{301}",
             "\u{17f}",
             "\u{1f389}",
