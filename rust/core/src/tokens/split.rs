@@ -85,8 +85,36 @@ fn cjk_letter_len(b: &[u8], i: usize) -> usize {
     }
 }
 
+/// Length (3) of the character at `i` when it is common CJK punctuation (all in
+/// `\p{P}`, outside `\s`, `\p{L}` and `\p{N}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？.
+/// Zero for anything else.
+#[inline]
+fn cjk_punct_len(b: &[u8], i: usize) -> usize {
+    match b.get(i..i + 3) {
+        Some([0xE3, 0x80, 0x81 | 0x82 | 0x8C..=0x8F]) => 3,
+        Some([0xEF, 0xBC, 0x81 | 0x88 | 0x89 | 0x8C | 0x9A | 0x9B | 0x9F]) => 3,
+        _ => 0,
+    }
+}
+
+/// Whether the scanner can classify the character at `i` (or `i` is the end).
+#[inline]
+fn is_known(b: &[u8], i: usize) -> bool {
+    i >= b.len() || b[i] < 0x80 || cjk_letter_len(b, i) > 0 || cjk_punct_len(b, i) > 0
+}
+
+/// Length of the punctuation character (outside `\s`, `\p{L}`, `\p{N}`) at `i`, or 0.
+#[inline]
+fn punct_len(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if c < 0x80 => usize::from(is_punct(c)),
+        Some(_) => cjk_punct_len(b, i),
+        None => 0,
+    }
+}
+
 /// End of o200k's letter run starting at `start` (no letter: `start`), or `None` when a
-/// character outside ASCII and [`cjk_letter_len`] would have to be classified.
+/// character the scanner does not know ([`is_known`]) would have to be classified.
 ///
 /// The regex tries `[U]*[L]+` before `[U]+[L]*`, where U holds upper-case letters and L
 /// lower-case ones and both hold `\p{Lo}`. The greedy `[U]*` gives back characters until
@@ -107,7 +135,7 @@ fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
             break;
         }
     }
-    if e < n && b[e] >= 0x80 {
+    if !is_known(b, e) {
         return None;
     }
     if e < n && b[e].is_ascii_lowercase() {
@@ -120,7 +148,7 @@ fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
                 break;
             }
         }
-        if e < n && b[e] >= 0x80 {
+        if !is_known(b, e) {
             return None;
         }
         return Some(e);
@@ -129,11 +157,11 @@ fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
 }
 
 /// End of the piece starting at `pos`, if it can be decided from ASCII bytes and the
-/// common CJK letters alone.
+/// common CJK letters and punctuation alone.
 fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     let n = b.len();
     let c = b[pos];
-    let non_ascii_at = |i: usize| i < n && b[i] >= 0x80;
+    let unknown_at = |i: usize| !is_known(b, i);
     let is_letter = |i: usize| (i < n && b[i].is_ascii_alphabetic()) || cjk_letter_len(b, i) > 0;
 
     // cl100k: stand-alone contraction.
@@ -145,12 +173,17 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     }
 
     // Letters, with an optional leading character that is not a newline, letter or digit.
+    let prefix_len = if c < 0x80 {
+        usize::from(!is_newline(c) && !c.is_ascii_digit())
+    } else {
+        cjk_punct_len(b, pos)
+    };
     let letters = if is_letter(pos) {
         Some(pos)
-    } else if c < 0x80 && !is_newline(c) && !c.is_ascii_digit() {
-        if is_letter(pos + 1) {
-            Some(pos + 1)
-        } else if non_ascii_at(pos + 1) {
+    } else if prefix_len > 0 {
+        if is_letter(pos + prefix_len) {
+            Some(pos + prefix_len)
+        } else if unknown_at(pos + prefix_len) {
             return None;
         } else {
             None
@@ -166,7 +199,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
             while is_letter(e) {
                 e += if b[e] < 0x80 { 1 } else { 3 };
             }
-            if non_ascii_at(e) {
+            if unknown_at(e) {
                 return None;
             }
             e
@@ -176,7 +209,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         }
         return Some(e);
     }
-    if c >= 0x80 {
+    if unknown_at(pos) {
         return None;
     }
 
@@ -186,7 +219,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         while e < n && e < pos + 3 && b[e].is_ascii_digit() {
             e += 1;
         }
-        if e < pos + 3 && non_ascii_at(e) {
+        if e < pos + 3 && unknown_at(e) {
             return None;
         }
         return Some(e);
@@ -194,15 +227,19 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
 
     // Punctuation run, with an optional leading space and trailing newlines (and `/`).
     let p0 = if c == b' ' { pos + 1 } else { pos };
-    if non_ascii_at(p0) {
+    if unknown_at(p0) {
         return None;
     }
-    if p0 < n && is_punct(b[p0]) {
-        let mut e = p0 + 1;
-        while e < n && is_punct(b[e]) {
-            e += 1;
+    if punct_len(b, p0) > 0 {
+        let mut e = p0;
+        loop {
+            let len = punct_len(b, e);
+            if len == 0 {
+                break;
+            }
+            e += len;
         }
-        if non_ascii_at(e) && cjk_letter_len(b, e) == 0 {
+        if unknown_at(e) {
             return None;
         }
         while e < n && (is_newline(b[e]) || (o200k && b[e] == b'/')) {
@@ -221,7 +258,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         }
         e += 1;
     }
-    if non_ascii_at(e) {
+    if unknown_at(e) {
         return None;
     }
     if let Some(j) = last_newline {
@@ -274,7 +311,7 @@ impl<'a> Iterator for Pieces<'a> {
         if pos >= b.len() {
             return None;
         }
-        let fast = if b[pos] < 0x80 || cjk_letter_len(b, pos) > 0 {
+        let fast = if is_known(b, pos) {
             scan_ascii(b, pos, self.o200k)
         } else {
             None
@@ -371,7 +408,13 @@ mod tests {
             "\u{ac00}",
             "\u{d7a3}",
             "\u{3002}",
+            "\u{3001}",
+            "\u{300c}",
+            "\u{300f}",
             "\u{ff0c}",
+            "\u{ff1f}",
+            "\u{ff08}",
+            "\u{3003}",
             "\u{301}",
             "\u{17f}",
             "\u{1f389}",
