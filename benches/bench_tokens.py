@@ -10,6 +10,7 @@ encoder, no fast paths), to show what our pre-tokenizer and single-token lookups
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import sysconfig
@@ -88,12 +89,49 @@ def _cjk() -> str:
     return _fill(parts, MB // 3)  # ~1 MB of UTF-8
 
 
-CORPORA = {"code": _code, "prose": _prose, "logs": _logs, "json": _json, "cjk": _cjk}
+def _base64() -> str:
+    # Random bytes from a fixed seed, base64-encoded in one line: no word is a token.
+    return _base64_of(MB)
+
+
+def _base64_of(size: int) -> str:
+    rnd = random.Random(13)
+    return base64.b64encode(rnd.randbytes(size * 3 // 4 + 3)).decode("ascii")[:size]
+
+
+CORPORA = {"code": _code, "prose": _prose, "logs": _logs, "json": _json, "cjk": _cjk, "base64": _base64}
+
+# 10 MB texts of the kinds whose pieces are longest or least often one token.
+CORPORA_10MB = {
+    "prose": lambda: _fill([_prose()], 10 * MB),
+    "cjk": lambda: _fill([_cjk()], 10 * MB // 3),  # ~10 MB of UTF-8
+    "base64": lambda: _base64_of(10 * MB),
+}
+
+# Medians of the counting groups are taken over at least this many rounds.
+COUNT_ROUNDS = 7
 
 
 @pytest.fixture(scope="module", params=list(CORPORA))
 def corpus(request: pytest.FixtureRequest) -> tuple[str, str]:
     return request.param, CORPORA[request.param]()
+
+
+def _bench_count(benchmark: Any, enc: Any, text: str, encoding: str, member: str, rounds: int) -> None:
+    expected = len(enc.encode_ordinary(text))
+    if member == "reference":
+        fn: Any = lambda: len(enc.encode_ordinary(text))  # noqa: E731
+    elif member == "bpe-openai":
+        # The crate alone (its regex pre-tokenizer, no fast paths): shows why we add our own.
+        # Only in a build with the bench feature (maturin develop --release --features bench).
+        crate_count = getattr(_native, "_count_tokens_bpe_openai", None)
+        if crate_count is None:
+            pytest.skip("native module built without the 'bench' feature")
+        fn = lambda: crate_count(text, encoding)  # noqa: E731
+    else:
+        fn = lambda: strands_offload.count_tokens(text, encoding)  # noqa: E731
+    result = benchmark.pedantic(fn, rounds=rounds, warmup_rounds=1)
+    assert result == expected
 
 
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
@@ -104,20 +142,23 @@ def test_count(
     kind, text = corpus
     benchmark.group = f"count {encoding} {kind}"
     benchmark.name = member
-    enc = tiktoken_encodings[encoding]
-    expected = len(enc.encode_ordinary(text))
-    if member == "reference":
-        result = benchmark(lambda: len(enc.encode_ordinary(text)))
-    elif member == "bpe-openai":
-        # The crate alone (its regex pre-tokenizer, no fast paths): shows why we add our own.
-        # Only in a build with the bench feature (maturin develop --release --features bench).
-        crate_count = getattr(_native, "_count_tokens_bpe_openai", None)
-        if crate_count is None:
-            pytest.skip("native module built without the 'bench' feature")
-        result = benchmark(crate_count, text, encoding)
-    else:
-        result = benchmark(strands_offload.count_tokens, text, encoding)
-    assert result == expected
+    _bench_count(benchmark, tiktoken_encodings[encoding], text, encoding, member, rounds=3 * COUNT_ROUNDS)
+
+
+@pytest.fixture(scope="module", params=list(CORPORA_10MB))
+def corpus_10mb(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param, CORPORA_10MB[request.param]()
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("member", ["reference", "native", "bpe-openai"])
+def test_count_10mb(
+    benchmark: Any, tiktoken_encodings: dict[str, Any], corpus_10mb: tuple[str, str], encoding: str, member: str
+) -> None:
+    kind, text = corpus_10mb
+    benchmark.group = f"count {encoding} {kind} 10 MB"
+    benchmark.name = member
+    _bench_count(benchmark, tiktoken_encodings[encoding], text, encoding, member, rounds=COUNT_ROUNDS)
 
 
 @pytest.mark.parametrize("member", ["reference", "native"])

@@ -77,6 +77,7 @@ class HeuristicTally:
 
 # tokens
 __all__ += [
+    "_count_tokens_in_parts",
     "count_tokens",
     "count_tokens_batch",
     "decode",
@@ -86,6 +87,9 @@ __all__ += [
 
 def count_tokens(text: str, encoding: str = "cl100k_base", *, limit: int | None = None) -> int: ...
 def count_tokens_batch(texts: Iterable[str], encoding: str = "cl100k_base") -> list[int]: ...
+def _count_tokens_in_parts(text: str, encoding: str, parts: int) -> int:
+    """Exact count with ``text`` cut into about ``parts`` parts on their own threads (tests only)."""
+
 def encode(text: str, encoding: str = "cl100k_base") -> list[int]: ...
 def decode(tokens: Sequence[int], encoding: str = "cl100k_base") -> str: ...
 def preview_bounds(

@@ -155,6 +155,22 @@ fn count_tokens(
     }
 }
 
+/// Test helper: the exact count of `text` cut into about `parts` parts, each counted on
+/// its own thread whatever the text's length (`count_tokens` only splits long texts).
+#[pyfunction]
+#[pyo3(signature = (text, encoding, parts))]
+fn _count_tokens_in_parts(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    encoding: &str,
+    parts: usize,
+) -> PyResult<usize> {
+    let bpe = parse_bpe(encoding)?;
+    let utf = utf8(text)?;
+    let s = utf.as_str();
+    Ok(py.detach(|| tokens::count_in_parts(s, bpe, parts)))
+}
+
 /// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
 /// Only in builds with the `bench` feature.
 #[cfg(feature = "bench")]
@@ -293,6 +309,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(preview_bounds, m)?)?;
+    m.add_function(wrap_pyfunction!(_count_tokens_in_parts, m)?)?;
     #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(_count_tokens_bpe_openai, m)?)?;
     Ok(())

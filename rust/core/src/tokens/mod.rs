@@ -17,7 +17,9 @@ use std::sync::OnceLock;
 
 use bpe_openai::Tokenizer;
 
+mod parallel;
 mod split;
+pub use parallel::{count_batch, count_in_parts, cut_points, is_safe_cut, PARALLEL_MIN_BYTES};
 pub use split::Pieces;
 
 /// Errors of the token API; the binding layer maps them to Python exceptions.
@@ -151,9 +153,14 @@ pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a
 ///
 /// Most pre-tokenizer pieces (words, operators, indentation) are a single token; a
 /// lookup answers those without running the byte-pair encoder, as tiktoken does.
+///
+/// Two-byte tokens sit in a direct table as well: the merge loop asks for every
+/// adjacent byte pair of a piece, and a 256 KB array stays in cache where the hash
+/// table does not.
 struct TokenIndex {
     slots: Vec<u32>,
     mask: usize,
+    pairs: Vec<u32>,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -184,14 +191,18 @@ impl TokenIndex {
         let size = (n * 2).next_power_of_two();
         let mask = size - 1;
         let mut slots = vec![EMPTY; size];
+        let mut pairs = vec![EMPTY; 1 << 16];
         for id in 0..n as u32 {
+            if let &[a, b] = enc.token_bytes(id) {
+                pairs[usize::from(a) << 8 | usize::from(b)] = id;
+            }
             let mut i = hash_bytes(enc.token_bytes(id)) & mask;
             while slots[i] != EMPTY {
                 i = (i + 1) & mask;
             }
             slots[i] = id;
         }
-        TokenIndex { slots, mask }
+        TokenIndex { slots, mask, pairs }
     }
 
     fn get(bpe: Bpe) -> &'static TokenIndex {
@@ -209,6 +220,10 @@ impl TokenIndex {
         bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
         piece: &[u8],
     ) -> Option<u32> {
+        if let &[a, b] = piece {
+            let id = self.pairs[usize::from(a) << 8 | usize::from(b)];
+            return (id != EMPTY).then_some(id);
+        }
         let mut i = hash_bytes(piece) & self.mask;
         loop {
             let id = self.slots[i];
@@ -227,8 +242,18 @@ impl TokenIndex {
 const MAX_TOKEN_BYTES: usize = 256;
 
 /// Pieces up to this many bytes use the rank-merge loop on the stack; longer ones the
-/// linear-time backtracking encoder of the `bpe` crate.
-const SMALL_PIECE: usize = 8;
+/// linear-time backtracking encoder of the `bpe` crate. The loop does a table lookup
+/// per byte pair, which beats the encoder's automaton on ASCII runs of up to 32 bytes
+/// (base64, identifiers) but not beyond 8 bytes of multi-byte characters (CJK), where
+/// the automaton takes whole characters per step (measured on the bench corpora).
+const SMALL_PIECE: usize = 32;
+const SMALL_NON_ASCII_PIECE: usize = 8;
+
+/// Whether a piece of two or more bytes goes to [`merge_small`].
+#[inline]
+fn is_small(piece: &[u8]) -> bool {
+    piece.len() <= SMALL_NON_ASCII_PIECE || (piece.len() <= SMALL_PIECE && piece.is_ascii())
+}
 
 /// Classic rank-order byte-pair merging of a short piece (2..=SMALL_PIECE bytes).
 ///
@@ -293,7 +318,7 @@ fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
     {
         return piece.len().min(1);
     }
-    if piece.len() <= SMALL_PIECE {
+    if is_small(piece) {
         let mut n = 0usize;
         merge_small(&tok.bpe, index, piece, |_, _| n += 1);
         return n;
@@ -310,7 +335,7 @@ fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec
             return;
         }
     }
-    if piece.len() <= SMALL_PIECE {
+    if is_small(piece) {
         merge_small(&tok.bpe, index, piece, |a, b| {
             // Every byte and every merge result is in the vocabulary.
             out.push(index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
@@ -339,13 +364,29 @@ pub fn count_bpe_openai(text: &str, bpe: Bpe) -> usize {
     bpe.tokenizer().count(text)
 }
 
-/// Exact number of tokens of `text`.
+/// Exact number of tokens of `text`; long texts are counted on all cores.
 pub fn count(text: &str, bpe: Bpe) -> usize {
+    let parts = if text.len() >= PARALLEL_MIN_BYTES {
+        parallel::threads()
+    } else {
+        1
+    };
+    count_in_parts(text, bpe, parts)
+}
+
+/// Tokens of the pieces of `text` from byte `start` (a piece boundary) up to `end`.
+///
+/// `None` when a piece runs past `end`, i.e. `end` is not a piece boundary.
+fn count_span(text: &str, bpe: Bpe, start: usize, end: usize) -> Option<usize> {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
-    Pieces::new(text, bpe)
-        .map(|p| piece_count(tok, index, p.as_bytes()))
-        .sum()
+    let mut pieces = Pieces::starting_at(text, start, bpe);
+    let mut total = 0usize;
+    while pieces.offset() < end {
+        let Some(piece) = pieces.next() else { break };
+        total += piece_count(tok, index, piece.as_bytes());
+    }
+    (pieces.offset() == end).then_some(total)
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -402,29 +443,6 @@ pub fn decode(tokens: &[u32], bpe: Bpe) -> Result<String, TokenError> {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
-}
-
-/// Counts many texts, spreading them over up to `threads` worker threads.
-pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
-    let total_bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let threads = threads.clamp(1, texts.len().max(1));
-    if threads == 1 || total_bytes < 64 * 1024 {
-        return texts.iter().map(|t| count(t, bpe)).collect();
-    }
-    // Warm the shared tables once so the workers do not race to build them.
-    let _ = TokenIndex::get(bpe);
-    let mut out = vec![0usize; texts.len()];
-    let chunk = texts.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for (texts, out) in texts.chunks(chunk).zip(out.chunks_mut(chunk)) {
-            s.spawn(move || {
-                for (t, o) in texts.iter().zip(out.iter_mut()) {
-                    *o = count(t, bpe);
-                }
-            });
-        }
-    });
-    out
 }
 
 /// Text rebuilt from Python's `str.encode("utf-8", "surrogatepass")` bytes.
@@ -573,13 +591,5 @@ mod tests {
         assert_eq!(r.original_offset(3), 3);
         assert_eq!(r.original_offset(4), 5);
         assert_eq!(r.original_offset(5), 6);
-    }
-
-    #[test]
-    fn batch_matches_serial() {
-        let owned: Vec<String> = (0..200).map(|i| format!("line {i} ").repeat(100)).collect();
-        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
-        let serial: Vec<usize> = texts.iter().map(|t| count(t, Bpe::O200kBase)).collect();
-        assert_eq!(count_batch(&texts, Bpe::O200kBase, 2), serial);
     }
 }

@@ -65,11 +65,104 @@ fn contraction(b: &[u8], at: usize) -> Option<usize> {
     Some(if hit { 3 } else { 0 })
 }
 
-/// End of the piece starting at `pos`, if it can be decided from ASCII bytes alone.
+/// Length (3) of the character at `i` when it is one of the common letters of CJK text,
+/// all `\p{Lo}` and so in both of o200k's letter classes: CJK unified ideographs
+/// U+4E00..=U+9FA5, hiragana U+3041..=U+3096, katakana U+30A1..=U+30FA and Hangul
+/// syllables U+AC00..=U+D7A3 (assigned since Unicode 2.0). Zero for anything else.
+#[inline]
+fn cjk_letter_len(b: &[u8], i: usize) -> usize {
+    let Some(&[b0, b1, b2]) = b.get(i..i + 3) else {
+        return 0;
+    };
+    if b0 & 0xF0 != 0xE0 {
+        return 0;
+    }
+    let cp = (u32::from(b0 & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+    if matches!(cp, 0x4E00..=0x9FA5 | 0x3041..=0x3096 | 0x30A1..=0x30FA | 0xAC00..=0xD7A3) {
+        3
+    } else {
+        0
+    }
+}
+
+/// Length (3) of the character at `i` when it is common CJK punctuation (all in
+/// `\p{P}`, outside `\s`, `\p{L}` and `\p{N}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？.
+/// Zero for anything else.
+#[inline]
+fn cjk_punct_len(b: &[u8], i: usize) -> usize {
+    match b.get(i..i + 3) {
+        Some([0xE3, 0x80, 0x81 | 0x82 | 0x8C..=0x8F]) => 3,
+        Some([0xEF, 0xBC, 0x81 | 0x88 | 0x89 | 0x8C | 0x9A | 0x9B | 0x9F]) => 3,
+        _ => 0,
+    }
+}
+
+/// Whether the scanner can classify the character at `i` (or `i` is the end).
+#[inline]
+fn is_known(b: &[u8], i: usize) -> bool {
+    i >= b.len() || b[i] < 0x80 || cjk_letter_len(b, i) > 0 || cjk_punct_len(b, i) > 0
+}
+
+/// Length of the punctuation character (outside `\s`, `\p{L}`, `\p{N}`) at `i`, or 0.
+#[inline]
+fn punct_len(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if c < 0x80 => usize::from(is_punct(c)),
+        Some(_) => cjk_punct_len(b, i),
+        None => 0,
+    }
+}
+
+/// End of o200k's letter run starting at `start` (no letter: `start`), or `None` when a
+/// character the scanner does not know ([`is_known`]) would have to be classified.
+///
+/// The regex tries `[U]*[L]+` before `[U]+[L]*`, where U holds upper-case letters and L
+/// lower-case ones and both hold `\p{Lo}`. The greedy `[U]*` gives back characters until
+/// `[L]+` can start: right after the U-run if a lower-case letter follows, else at the
+/// run's last CJK letter (which then ends the piece, as an upper-case letter or the end
+/// of the run follows it); with neither, the second alternative takes the U-run.
+fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
+    let n = b.len();
+    let mut e = start;
+    let mut last_cjk = None;
+    loop {
+        if e < n && b[e].is_ascii_uppercase() {
+            e += 1;
+        } else if cjk_letter_len(b, e) > 0 {
+            last_cjk = Some(e);
+            e += 3;
+        } else {
+            break;
+        }
+    }
+    if !is_known(b, e) {
+        return None;
+    }
+    if e < n && b[e].is_ascii_lowercase() {
+        loop {
+            if e < n && b[e].is_ascii_lowercase() {
+                e += 1;
+            } else if cjk_letter_len(b, e) > 0 {
+                e += 3;
+            } else {
+                break;
+            }
+        }
+        if !is_known(b, e) {
+            return None;
+        }
+        return Some(e);
+    }
+    Some(last_cjk.map_or(e, |k| k + 3))
+}
+
+/// End of the piece starting at `pos`, if it can be decided from ASCII bytes and the
+/// common CJK letters and punctuation alone.
 fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     let n = b.len();
     let c = b[pos];
-    let non_ascii_at = |i: usize| i < n && b[i] >= 0x80;
+    let unknown_at = |i: usize| !is_known(b, i);
+    let is_letter = |i: usize| (i < n && b[i].is_ascii_alphabetic()) || cjk_letter_len(b, i) > 0;
 
     // cl100k: stand-alone contraction.
     if !o200k && c == b'\'' {
@@ -80,37 +173,44 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
     }
 
     // Letters, with an optional leading character that is not a newline, letter or digit.
-    let letters = if c.is_ascii_alphabetic() {
+    let prefix_len = if c < 0x80 {
+        usize::from(!is_newline(c) && !c.is_ascii_digit())
+    } else {
+        cjk_punct_len(b, pos)
+    };
+    let letters = if is_letter(pos) {
         Some(pos)
-    } else if !is_newline(c) && !c.is_ascii_digit() {
-        if non_ascii_at(pos + 1) {
+    } else if prefix_len > 0 {
+        if is_letter(pos + prefix_len) {
+            Some(pos + prefix_len)
+        } else if unknown_at(pos + prefix_len) {
             return None;
+        } else {
+            None
         }
-        (pos + 1 < n && b[pos + 1].is_ascii_alphabetic()).then_some(pos + 1)
     } else {
         None
     };
     if let Some(start) = letters {
-        let mut e = start;
-        if o200k {
-            while e < n && b[e].is_ascii_uppercase() {
-                e += 1;
-            }
-            while e < n && b[e].is_ascii_lowercase() {
-                e += 1;
-            }
+        let mut e = if o200k {
+            o200k_letters(b, start)?
         } else {
-            while e < n && b[e].is_ascii_alphabetic() {
-                e += 1;
+            let mut e = start;
+            while is_letter(e) {
+                e += if b[e] < 0x80 { 1 } else { 3 };
             }
-        }
-        if non_ascii_at(e) {
-            return None;
-        }
+            if unknown_at(e) {
+                return None;
+            }
+            e
+        };
         if o200k && e < n && b[e] == b'\'' {
             e += contraction(b, e)?;
         }
         return Some(e);
+    }
+    if unknown_at(pos) {
+        return None;
     }
 
     // Up to three digits.
@@ -119,7 +219,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         while e < n && e < pos + 3 && b[e].is_ascii_digit() {
             e += 1;
         }
-        if e < pos + 3 && non_ascii_at(e) {
+        if e < pos + 3 && unknown_at(e) {
             return None;
         }
         return Some(e);
@@ -127,15 +227,19 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
 
     // Punctuation run, with an optional leading space and trailing newlines (and `/`).
     let p0 = if c == b' ' { pos + 1 } else { pos };
-    if non_ascii_at(p0) {
+    if unknown_at(p0) {
         return None;
     }
-    if p0 < n && is_punct(b[p0]) {
-        let mut e = p0 + 1;
-        while e < n && is_punct(b[e]) {
-            e += 1;
+    if punct_len(b, p0) > 0 {
+        let mut e = p0;
+        loop {
+            let len = punct_len(b, e);
+            if len == 0 {
+                break;
+            }
+            e += len;
         }
-        if non_ascii_at(e) {
+        if unknown_at(e) {
             return None;
         }
         while e < n && (is_newline(b[e]) || (o200k && b[e] == b'/')) {
@@ -154,7 +258,7 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
         }
         e += 1;
     }
-    if non_ascii_at(e) {
+    if unknown_at(e) {
         return None;
     }
     if let Some(j) = last_newline {
@@ -176,12 +280,24 @@ pub struct Pieces<'a> {
 
 impl<'a> Pieces<'a> {
     pub fn new(text: &'a str, bpe: Bpe) -> Pieces<'a> {
+        Pieces::starting_at(text, 0, bpe)
+    }
+
+    /// Pieces of `text` from byte `start` on, which must be a piece boundary of the
+    /// whole text (the match at a position depends only on the text after it). Pieces
+    /// near the end still see the rest of `text`, so no lookahead is cut short.
+    pub fn starting_at(text: &'a str, start: usize, bpe: Bpe) -> Pieces<'a> {
         Pieces {
             text,
-            pos: 0,
+            pos: start,
             o200k: bpe == Bpe::O200kBase,
             tok: bpe.tokenizer(),
         }
+    }
+
+    /// Byte offset where the next piece starts.
+    pub fn offset(&self) -> usize {
+        self.pos
     }
 }
 
@@ -195,7 +311,7 @@ impl<'a> Iterator for Pieces<'a> {
         if pos >= b.len() {
             return None;
         }
-        let fast = if b[pos] < 0x80 {
+        let fast = if is_known(b, pos) {
             scan_ascii(b, pos, self.o200k)
         } else {
             None
@@ -285,6 +401,20 @@ mod tests {
             "\u{a0}",
             "\u{663}",
             "\u{4e16}",
+            "\u{9fa5}",
+            "\u{3042}",
+            "\u{30a2}",
+            "\u{30fc}",
+            "\u{ac00}",
+            "\u{d7a3}",
+            "\u{3002}",
+            "\u{3001}",
+            "\u{300c}",
+            "\u{300f}",
+            "\u{ff0c}",
+            "\u{ff1f}",
+            "\u{ff08}",
+            "\u{3003}",
             "\u{301}",
             "\u{17f}",
             "\u{1f389}",
