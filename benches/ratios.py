@@ -4,6 +4,10 @@ Usage: ``python benches/ratios.py BENCH.json`` after
 ``pytest benches --benchmark-group-by=group --benchmark-json=BENCH.json``.
 Each row is one group: the reference member's median time divided by each other
 member's median time (above 1 means we are faster).
+
+``python benches/ratios.py --peers BENCH.json`` instead lists the groups timed
+against an outside tool (``extra_info`` ``peer`` and ``peer_median``, e.g. ripgrep's
+own search time): our median over the peer's (at most 1 means we are as fast).
 """
 
 from __future__ import annotations
@@ -50,6 +54,19 @@ def table(report: dict[str, object]) -> str:
     return "\n".join(rows)
 
 
+def peer_table(report: dict[str, object]) -> str:
+    rows = ["| operation | ours (median) | peer (median) | ours / peer |", "|---|---|---|---|"]
+    for bench in sorted(report["benchmarks"], key=lambda b: b["group"]):  # type: ignore[attr-defined]
+        extra = bench.get("extra_info", {})
+        if "peer_median" not in extra:
+            continue
+        ours, peer = bench["stats"]["median"], extra["peer_median"]
+        rows.append(
+            f"| {bench['group']} | {ours * 1000:.3f} ms | {extra['peer']} {peer * 1000:.3f} ms | {ours / peer:.2f} |"
+        )
+    return "\n".join(rows)
+
+
 def chart(report: dict[str, object], groups: list[str], width: int = 40) -> str:
     """A text bar chart of the native member's ratio for ``groups``, on a log10 scale."""
     medians: dict[str, dict[str, float]] = defaultdict(dict)
@@ -66,6 +83,10 @@ def chart(report: dict[str, object], groups: list[str], width: int = 40) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--peers":
+        with open(sys.argv[2], encoding="utf-8") as handle:
+            print(peer_table(json.load(handle)))
+        sys.exit()
     with open(sys.argv[1], encoding="utf-8") as handle:
         data = json.load(handle)
     print(table(data))
