@@ -198,6 +198,16 @@ pub fn search<S: AsRef<[u8]>>(
     index: &TextIndex<S>,
     query: &Query<'_>,
 ) -> Result<Vec<u8>, GrepError> {
+    respond(index, query, None)
+}
+
+/// [`search`], with the matching lines of the whole text found beforehand when
+/// `found` is given (a search that followed the indexing read).
+pub(crate) fn respond<S: AsRef<[u8]>>(
+    index: &TextIndex<S>,
+    query: &Query<'_>,
+    found: Option<Vec<usize>>,
+) -> Result<Vec<u8>, GrepError> {
     if index.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
     }
@@ -237,7 +247,10 @@ pub fn search<S: AsRef<[u8]>>(
                 Some(r) => format!(" in lines {}-{}", r.start_text, last + 1),
                 None => String::new(),
             };
-            let matched = matcher.matching_lines(index, first, last)?;
+            let matched = match found {
+                Some(lines) => lines,
+                None => matcher.matching_lines(index, first, last)?,
+            };
             if matched.is_empty() {
                 let mut out = b"No matches found for pattern '".to_vec();
                 out.extend_from_slice(pattern);

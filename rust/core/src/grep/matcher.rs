@@ -116,6 +116,26 @@ pub enum Matcher {
     Regex(RegexMatcher),
 }
 
+/// A search over a whole buffer: where the first match at or after a position starts.
+#[derive(Debug, Clone, Copy)]
+pub enum BufferSearch<'a> {
+    Never,
+    Literal(&'a memmem::Finder<'static>),
+    Regex(&'a regex::bytes::Regex),
+}
+
+impl BufferSearch<'_> {
+    /// Start of the first match in `hay` at or after `pos` (`hay` before `pos` is
+    /// context for anchors and word boundaries).
+    pub fn find(&self, hay: &[u8], pos: usize) -> Option<usize> {
+        match self {
+            BufferSearch::Never => None,
+            BufferSearch::Literal(finder) => finder.find(&hay[pos..]).map(|off| pos + off),
+            BufferSearch::Regex(re) => re.find_at(hay, pos).map(|m| m.start()),
+        }
+    }
+}
+
 /// The compiled forms of one regular expression.
 #[derive(Debug)]
 pub struct RegexMatcher {
@@ -237,6 +257,22 @@ impl Matcher {
                     surrogate_exact,
                 }))
             }
+        }
+    }
+
+    /// The whole-buffer search of this matcher, when it is exact on any UTF-8 text
+    /// without knowing more about it (not for runs, backtracking, or a linear form
+    /// exact on ASCII text only).
+    pub fn buffer_search(&self) -> Option<BufferSearch<'_>> {
+        match self {
+            Matcher::Never => Some(BufferSearch::Never),
+            Matcher::Literal(finder) => Some(BufferSearch::Literal(finder)),
+            Matcher::Regex(RegexMatcher {
+                linear: Some(re),
+                linear_needs_ascii_text: false,
+                ..
+            }) => Some(BufferSearch::Regex(re)),
+            _ => None,
         }
     }
 
