@@ -9,7 +9,7 @@
 //! the whole text, so each window gives the lines a whole-text search would.
 
 use super::format::respond;
-use super::index::count_newlines;
+use super::index::{count_newlines, line_at, offset_in_block};
 use super::matcher::BufferSearch;
 use super::{GrepError, Query, TextIndex};
 
@@ -24,17 +24,20 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
         return respond(&TextIndex::new(data)?, query, None);
     };
     let mut scan = WindowScan::new(engine);
-    let index = TextIndex::new_visiting(data, |bytes, upto| scan.advance(bytes, upto))?;
-    let lines = lines_of(&index, &scan.hits);
-    respond(&index, query, Some(lines))
+    let index = TextIndex::new_visiting(data, |bytes, upto, checkpoints| {
+        scan.advance(bytes, upto, checkpoints)
+    })?;
+    respond(&index, query, Some(scan.lines))
 }
 
 /// Matches found so far: everything before `pos` (a line start) is searched.
 struct WindowScan<'m> {
     engine: BufferSearch<'m>,
     pos: usize,
-    /// Offset of the first match in each matching line, ascending.
-    hits: Vec<usize>,
+    /// The matching lines, ascending.
+    lines: Vec<usize>,
+    /// Where the last hit was and its line.
+    last: Option<(usize, usize)>,
 }
 
 impl<'m> WindowScan<'m> {
@@ -42,12 +45,13 @@ impl<'m> WindowScan<'m> {
         WindowScan {
             engine,
             pos: 0,
-            hits: Vec::new(),
+            lines: Vec::new(),
+            last: None,
         }
     }
 
     /// Searches the lines that end before `upto` (all of them when `upto` is the end).
-    fn advance(&mut self, bytes: &[u8], upto: usize) {
+    fn advance(&mut self, bytes: &[u8], upto: usize, checkpoints: &[usize]) {
         let end = if upto == bytes.len() {
             upto
         } else {
@@ -59,7 +63,16 @@ impl<'m> WindowScan<'m> {
         let hay = &bytes[..end];
         // One hit per line: after a hit, resume at the next line.
         while let Some(hit) = self.engine.find(hay, self.pos) {
-            self.hits.push(hit);
+            // Number the line now, while the bytes are in cache: newlines counted
+            // from the last hit or from the block's checkpoint, whichever is nearer.
+            let line = match self.last {
+                Some((at, line)) if hit - at < offset_in_block(hit) => {
+                    line + count_newlines(&bytes[at..hit])
+                }
+                _ => line_at(bytes, checkpoints, hit),
+            };
+            self.lines.push(line);
+            self.last = Some((hit, line));
             match memchr::memchr(b'\n', &hay[hit..]) {
                 Some(off) => self.pos = hit + off + 1,
                 None => break,
@@ -68,24 +81,6 @@ impl<'m> WindowScan<'m> {
         // Step over the "\n" that ends the window.
         self.pos = end + 1;
     }
-}
-
-/// The lines holding `hits` (ascending offsets, one per line): newlines are counted
-/// from the previous hit when it is near, else from the index's nearest checkpoint,
-/// so no stretch of text is counted twice and none beyond a block per hit.
-fn lines_of<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize]) -> Vec<usize> {
-    let bytes = index.bytes();
-    let mut lines = Vec::with_capacity(hits.len());
-    let mut prev: Option<(usize, usize)> = None;
-    for &hit in hits {
-        let line = match prev {
-            Some((at, line)) if hit - at <= 4096 => line + count_newlines(&bytes[at..hit]),
-            _ => index.line_of(hit),
-        };
-        lines.push(line);
-        prev = Some((hit, line));
-    }
-    lines
 }
 
 #[cfg(test)]

@@ -37,6 +37,21 @@ pub(crate) fn count_newlines(s: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', s).count()
 }
 
+/// The 0-based line that holds byte offset `pos` of `data`, given the checkpoints
+/// (`checkpoints[b]` = newlines before block `b`) of the blocks up to `pos`.
+pub(crate) fn line_at(data: &[u8], checkpoints: &[usize], pos: usize) -> usize {
+    if checkpoints.is_empty() {
+        return 0;
+    }
+    let block = (pos / BLOCK).min(checkpoints.len() - 1);
+    checkpoints[block] + count_newlines(&data[block * BLOCK..pos])
+}
+
+/// Offset within its checkpoint block of byte `pos`.
+pub(crate) fn offset_in_block(pos: usize) -> usize {
+    pos % BLOCK
+}
+
 /// What one read of the text finds: the per-block checkpoints, the newline total
 /// and whether the text is all ASCII.
 struct Census {
@@ -53,13 +68,13 @@ struct Census {
 /// stretch per block at most (from its first to its last non-ASCII slice, joined to
 /// the neighbouring blocks' when they touch), checked while it is still in cache.
 ///
-/// `visit(data, upto)` is called after every [`GROUP`] blocks and once at the end,
-/// with `upto` the bytes read so far: a search can follow the read while those bytes
-/// are still in cache.
+/// `visit(data, upto, checkpoints)` is called after every [`GROUP`] blocks and once
+/// at the end, with `upto` the bytes read so far and the checkpoints of those blocks:
+/// a search can follow the read while those bytes are still in cache.
 fn census(
     data: &[u8],
     validate: bool,
-    mut visit: impl FnMut(&[u8], usize),
+    mut visit: impl FnMut(&[u8], usize, &[usize]),
 ) -> Result<Census, GrepError> {
     let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
     let mut newlines = 0;
@@ -67,7 +82,7 @@ fn census(
     let mut run_start: Option<usize> = None;
     for (b, chunk) in data.chunks(BLOCK).enumerate() {
         if b % GROUP == 0 && b > 0 {
-            visit(data, b * BLOCK);
+            visit(data, b * BLOCK, &blocks);
         }
         blocks.push(newlines);
         let (n, mask) = block_census(chunk);
@@ -98,7 +113,7 @@ fn census(
     if let Some(start) = run_start {
         validate_utf8(&data[start..], start)?;
     }
-    visit(data, data.len());
+    visit(data, data.len(), &blocks);
     Ok(Census {
         blocks,
         newlines,
@@ -138,13 +153,17 @@ fn replace_surrogates(data: &[u8]) -> Vec<u8> {
 impl<S: AsRef<[u8]>> TextIndex<S> {
     /// Indexes UTF-8 text, rejecting anything else.
     pub fn new(data: S) -> Result<Self, GrepError> {
-        Self::new_visiting(data, |_, _| {})
+        Self::new_visiting(data, |_, _, _| {})
     }
 
-    /// Indexes UTF-8 text like [`Self::new`], calling `visit(bytes, upto)` as the read
-    /// advances (every 64 KiB and at the end, `upto` bytes read so far). The bytes
-    /// are not yet known to be UTF-8 when `visit` sees them.
-    pub fn new_visiting(data: S, visit: impl FnMut(&[u8], usize)) -> Result<Self, GrepError> {
+    /// Indexes UTF-8 text like [`Self::new`], calling `visit(bytes, upto, checkpoints)`
+    /// as the read advances (every 64 KiB and at the end, `upto` bytes read so far; see
+    /// [`line_at`] for the checkpoints). The bytes are not yet known to be UTF-8 when
+    /// `visit` sees them.
+    pub fn new_visiting(
+        data: S,
+        visit: impl FnMut(&[u8], usize, &[usize]),
+    ) -> Result<Self, GrepError> {
         let found = census(data.as_ref(), true, visit)?;
         Ok(TextIndex {
             data,
@@ -163,7 +182,7 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
         }
         let replaced = replace_surrogates(data.as_ref());
         validate_utf8(&replaced, 0)?;
-        let found = census(data.as_ref(), false, |_, _| {})?;
+        let found = census(data.as_ref(), false, |_, _, _| {})?;
         Ok(TextIndex {
             data,
             replaced: Some(replaced),
@@ -255,12 +274,7 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
     /// The 0-based line that holds byte offset `pos` (a `"\n"` belongs to the line
     /// it ends).
     pub fn line_of(&self, pos: usize) -> usize {
-        if self.block_newlines.is_empty() {
-            return 0;
-        }
-        let block = (pos / BLOCK).min(self.block_newlines.len() - 1);
-        let from = block * BLOCK;
-        self.block_newlines[block] + count_newlines(&self.data.as_ref()[from..pos])
+        line_at(self.data.as_ref(), &self.block_newlines, pos)
     }
 }
 
