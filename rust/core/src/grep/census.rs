@@ -62,6 +62,136 @@ unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
     (newlines, mask)
 }
 
+/// A needle and two of its bytes (rare ones, at offsets `i1`, `i2`): a start where
+/// both sit is a candidate, checked against the whole needle.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Probe<'a> {
+    pub needle: &'a [u8],
+    pub i1: usize,
+    pub i2: usize,
+}
+
+/// Whether [`block_census_probe`] runs on this CPU.
+pub(crate) fn can_probe() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        return true;
+    }
+    false
+}
+
+/// [`block_census`] of `data[at..at + len]` that also calls `hit(pos)`, ascending,
+/// for every occurrence of the needle starting in the block: one read for both.
+/// `None` when the CPU lacks AVX2 (then search the bytes apart).
+pub(crate) fn block_census_probe(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probe: &Probe<'_>,
+    hit: &mut impl FnMut(usize),
+) -> Option<(usize, u32)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return Some(unsafe { block_census_probe_avx2(data, at, len, probe, hit) });
+    }
+    let _ = (data, at, len, probe, hit);
+    None
+}
+
+/// The census loop of [`block_census_avx2`] with the probe folded in: the byte at the
+/// needle's lower probe offset is compared in the vectors already loaded for the
+/// census (so a candidate start lies `lo` bytes before), the other one in a load
+/// `hi - lo` bytes further on. Every position is compared once over all blocks, so
+/// every start is, in ascending order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_census_probe_avx2(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probe: &Probe<'_>,
+    hit: &mut impl FnMut(usize),
+) -> (usize, u32) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_extract_epi64, _mm256_loadu_si256,
+        _mm256_movemask_epi8, _mm256_or_si256, _mm256_sad_epu8, _mm256_set1_epi8,
+        _mm256_setzero_si256, _mm256_sub_epi8,
+    };
+    let needle = probe.needle;
+    let (lo, hi) = (probe.i1.min(probe.i2), probe.i1.max(probe.i2));
+    let gap = hi - lo;
+    let b_lo = _mm256_set1_epi8(needle[lo] as i8);
+    let b_hi = _mm256_set1_epi8(needle[hi] as i8);
+    let newline = _mm256_set1_epi8(b'\n' as i8);
+    let mut check = |pos: usize| {
+        // `pos` holds the needle's byte `lo`: the candidate starts `lo` before.
+        if let Some(start) = pos.checked_sub(lo) {
+            if data[start..].starts_with(needle) {
+                hit(start);
+            }
+        }
+    };
+    let block = &data[at..at + len];
+    let full = len / SLICE;
+    let mut lanes = _mm256_setzero_si256();
+    let mut mask = 0u32;
+    for i in 0..full {
+        let start = at + i * SLICE;
+        // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
+        let p = unsafe { block.as_ptr().add(i * SLICE) };
+        let v = unsafe {
+            [
+                _mm256_loadu_si256(p.cast::<__m256i>()),
+                _mm256_loadu_si256(p.add(32).cast::<__m256i>()),
+                _mm256_loadu_si256(p.add(64).cast::<__m256i>()),
+                _mm256_loadu_si256(p.add(96).cast::<__m256i>()),
+            ]
+        };
+        for x in v {
+            lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(x, newline));
+        }
+        let any = _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]));
+        mask |= u32::from(_mm256_movemask_epi8(any) != 0) << i;
+        if start + SLICE + gap > data.len() {
+            // The far probe byte would lie past the end: one position at a time.
+            (start..start + SLICE).for_each(&mut check);
+            continue;
+        }
+        // SAFETY: `start + gap + 127 < data.len()`, checked just above.
+        let far = |k: usize| unsafe { _mm256_loadu_si256(p.add(k * 32 + gap).cast::<__m256i>()) };
+        let c = [0, 1, 2, 3].map(|k| {
+            _mm256_and_si256(
+                _mm256_cmpeq_epi8(v[k], b_lo),
+                _mm256_cmpeq_epi8(far(k), b_hi),
+            )
+        });
+        let any = _mm256_or_si256(_mm256_or_si256(c[0], c[1]), _mm256_or_si256(c[2], c[3]));
+        if _mm256_movemask_epi8(any) != 0 {
+            for (k, m) in c.into_iter().enumerate() {
+                let mut m = _mm256_movemask_epi8(m) as u32;
+                while m != 0 {
+                    check(start + k * 32 + m.trailing_zeros() as usize);
+                    m &= m - 1;
+                }
+            }
+        }
+    }
+    let sums = _mm256_sad_epu8(lanes, _mm256_setzero_si256());
+    let mut newlines = (_mm256_extract_epi64::<0>(sums)
+        + _mm256_extract_epi64::<1>(sums)
+        + _mm256_extract_epi64::<2>(sums)
+        + _mm256_extract_epi64::<3>(sums)) as usize;
+    if full * SLICE < len {
+        let rest = full * SLICE;
+        let (n, last) = block_census_portable(&block[rest..]);
+        newlines += n;
+        mask |= last << full;
+        (at + rest..at + len).for_each(&mut check);
+    }
+    (newlines, mask)
+}
+
 /// One-byte counters over 128-byte slices: the compiler turns the inner loop into
 /// vector compares, adds and ors.
 #[inline(always)]

@@ -8,8 +8,9 @@
 //! `"\n"`, and anchors and word boundaries see the same neighbours in a window as in
 //! the whole text, so each window gives the lines a whole-text search would.
 
+use super::census::{block_census, block_census_probe, can_probe, Probe};
 use super::format::respond;
-use super::index::{count_newlines, line_at, offset_in_block};
+use super::index::{count_newlines, line_at, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::BufferSearch;
 use super::{GrepError, Query, TextIndex};
 
@@ -23,16 +24,20 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     let Some(engine) = engine else {
         return respond(&TextIndex::new(data)?, query, None);
     };
-    let mut scan = WindowScan::new(engine);
-    let index = TextIndex::new_visiting(data, |bytes, upto, checkpoints| {
-        scan.advance(bytes, upto, checkpoints)
-    })?;
+    let mut scan = FollowScan::new(engine, data);
+    let index = TextIndex::new_following(data, &mut scan)?;
     respond(&index, query, Some(scan.lines))
 }
 
-/// Matches found so far: everything before `pos` (a line start) is searched.
-struct WindowScan<'m> {
+/// Matching lines found so far, one of two ways:
+/// - probing: a literal is looked for inside the indexing read itself, each block
+///   probed for two rare bytes of the needle in the vectors loaded to count its
+///   newlines; while its hits stay sparse;
+/// - windows: the engine searches the lines read so far, 64 KiB behind the read.
+struct FollowScan<'m> {
     engine: BufferSearch<'m>,
+    probe: Option<Probe<'m>>,
+    /// Everything before `pos` (a line start) is searched.
     pos: usize,
     /// The matching lines, ascending.
     lines: Vec<usize>,
@@ -40,18 +45,101 @@ struct WindowScan<'m> {
     last: Option<(usize, usize)>,
 }
 
-impl<'m> WindowScan<'m> {
-    fn new(engine: BufferSearch<'m>) -> Self {
-        WindowScan {
+/// Probing stops once the hits are denser than one per this many bytes: each
+/// occurrence is then checked, while a window search skips the rest of a matching line.
+const PROBE_BYTES_PER_HIT: usize = 2048;
+
+impl<'m> FollowScan<'m> {
+    fn new(engine: BufferSearch<'m>, data: &[u8]) -> Self {
+        let probe = match engine {
+            BufferSearch::Literal(finder) if finder.needle().len() >= 2 && can_probe() => {
+                let needle = finder.needle();
+                let (i1, i2) = rare_pair(needle, &data[..data.len().min(SAMPLE)]);
+                Some(Probe { needle, i1, i2 })
+            }
+            _ => None,
+        };
+        FollowScan {
             engine,
+            probe,
             pos: 0,
             lines: Vec::new(),
             last: None,
         }
     }
 
+    /// Records a hit at `hit` (its line not recorded yet), numbering its line now,
+    /// while the bytes are in cache: newlines counted from the last hit or from the
+    /// block's checkpoint, whichever is nearer. Then `pos` moves to the next line.
+    fn record(&mut self, bytes: &[u8], checkpoints: &[usize], hit: usize) {
+        let line = match self.last {
+            Some((at, line)) if hit - at < offset_in_block(hit) => {
+                line + count_newlines(&bytes[at..hit])
+            }
+            _ => line_at(bytes, checkpoints, hit),
+        };
+        self.lines.push(line);
+        self.last = Some((hit, line));
+        self.pos =
+            memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len() + 1, |off| hit + off + 1);
+    }
+}
+
+/// Bytes of the text sampled to rank the needle's bytes by how rare they are there.
+const SAMPLE: usize = 16 << 10;
+
+/// Two offsets of `needle` whose bytes are rare in `sample` and that sit apart: bytes
+/// next to each other in the needle often sit next to each other in the text too
+/// (`req=` in a log), which would make every line a candidate.
+fn rare_pair(needle: &[u8], sample: &[u8]) -> (usize, usize) {
+    let mut seen = [0u32; 256];
+    for &b in sample {
+        seen[usize::from(b)] += 1;
+    }
+    let rarest = |skip: &dyn Fn(usize) -> bool| {
+        (0..needle.len())
+            .filter(|&i| !skip(i))
+            .min_by_key(|&i| (seen[usize::from(needle[i])], std::cmp::Reverse(i)))
+    };
+    let i1 = rarest(&|_| false).unwrap_or(0);
+    let apart = 4.min(needle.len() - 1);
+    let i2 =
+        rarest(&|i| i.abs_diff(i1) < apart).unwrap_or(needle.len() - 1 - i1.min(needle.len() - 1));
+    (i1, i2)
+}
+
+impl Follower for FollowScan<'_> {
+    fn read_block(
+        &mut self,
+        data: &[u8],
+        at: usize,
+        len: usize,
+        checkpoints: &[usize],
+    ) -> (usize, u32) {
+        let Some(probe) = self.probe else {
+            return block_census(&data[at..at + len]);
+        };
+        let mut on_hit = |start: usize| {
+            if start >= self.pos {
+                self.record(data, checkpoints, start);
+            }
+        };
+        let Some(found) = block_census_probe(data, at, len, &probe, &mut on_hit) else {
+            unreachable!("a probe is only set up where it runs");
+        };
+        if self.lines.len() * PROBE_BYTES_PER_HIT > at + len && at + len >= 16 * BLOCK_BYTES {
+            // Dense hits: windows from here on. Starts before `at + len - lo` were all
+            // probed, so searching again from `pos` finds no line twice.
+            self.probe = None;
+        }
+        found
+    }
+
     /// Searches the lines that end before `upto` (all of them when `upto` is the end).
     fn advance(&mut self, bytes: &[u8], upto: usize, checkpoints: &[usize]) {
+        if self.probe.is_some() || self.pos > upto {
+            return;
+        }
         let end = if upto == bytes.len() {
             upto
         } else {
@@ -62,24 +150,14 @@ impl<'m> WindowScan<'m> {
         };
         let hay = &bytes[..end];
         // One hit per line: after a hit, resume at the next line.
-        while let Some(hit) = self.engine.find(hay, self.pos) {
-            // Number the line now, while the bytes are in cache: newlines counted
-            // from the last hit or from the block's checkpoint, whichever is nearer.
-            let line = match self.last {
-                Some((at, line)) if hit - at < offset_in_block(hit) => {
-                    line + count_newlines(&bytes[at..hit])
-                }
-                _ => line_at(bytes, checkpoints, hit),
+        while self.pos <= end {
+            let Some(hit) = self.engine.find(hay, self.pos) else {
+                break;
             };
-            self.lines.push(line);
-            self.last = Some((hit, line));
-            match memchr::memchr(b'\n', &hay[hit..]) {
-                Some(off) => self.pos = hit + off + 1,
-                None => break,
-            }
+            self.record(bytes, checkpoints, hit);
         }
         // Step over the "\n" that ends the window.
-        self.pos = end + 1;
+        self.pos = self.pos.max(end + 1);
     }
 }
 
@@ -140,6 +218,39 @@ mod tests {
         assert_eq!(fresh, indexed);
         let (fresh, indexed) = both(b"", &lit, "q");
         assert_eq!(fresh, indexed);
+    }
+
+    #[test]
+    fn literal_probe_finds_needles_at_block_edges_and_the_end() {
+        let needle = b"qzx";
+        for len in [3usize, 100, 4096, 70_000, 200_003] {
+            let mut text: Vec<u8> = (0..len)
+                .map(|i| {
+                    if i % 61 == 60 {
+                        b'\n'
+                    } else {
+                        b'a' + (i % 7) as u8
+                    }
+                })
+                .collect();
+            for at in [0, 4093, 4095, 65_534, 131_071, len / 2, len - 3] {
+                if at + 3 <= len {
+                    text[at..at + 3].copy_from_slice(needle);
+                }
+            }
+            let m = Matcher::compile(MatcherSpec::Literal(needle.to_vec())).unwrap();
+            let (fresh, indexed) = both(&text, &m, "qzx");
+            assert_eq!(fresh, indexed, "{len}");
+        }
+    }
+
+    #[test]
+    fn the_probe_pair_is_rare_and_apart() {
+        let log = b"req=12ab req=34cd req=56ef\n".repeat(100);
+        let (i1, i2) = rare_pair(b"req=deadbeef", &log);
+        assert!(i1.abs_diff(i2) >= 4, "{i1} {i2}");
+        let (i1, i2) = rare_pair(b"abc", b"aaabbbccc");
+        assert_ne!(i1, i2);
     }
 
     #[test]

@@ -47,10 +47,37 @@ pub(crate) fn line_at(data: &[u8], checkpoints: &[usize], pos: usize) -> usize {
     checkpoints[block] + count_newlines(&data[block * BLOCK..pos])
 }
 
+/// Bytes per checkpoint block.
+pub(crate) const BLOCK_BYTES: usize = BLOCK;
+
 /// Offset within its checkpoint block of byte `pos`.
 pub(crate) fn offset_in_block(pos: usize) -> usize {
     pos % BLOCK
 }
+
+/// Work that rides along the indexing read (a search, on bytes still in cache).
+pub(crate) trait Follower {
+    /// Newlines and non-ASCII slice mask (see [`block_census`]) of the block
+    /// `data[at..at + len]`, whose checkpoint is the last of `checkpoints`.
+    fn read_block(
+        &mut self,
+        data: &[u8],
+        at: usize,
+        len: usize,
+        checkpoints: &[usize],
+    ) -> (usize, u32) {
+        let _ = checkpoints;
+        block_census(&data[at..at + len])
+    }
+
+    /// The read reached `upto` (after every [`GROUP`] blocks, and at the end).
+    fn advance(&mut self, data: &[u8], upto: usize, checkpoints: &[usize]) {
+        let _ = (data, upto, checkpoints);
+    }
+}
+
+/// Nothing rides along.
+impl Follower for () {}
 
 /// What one read of the text finds: the per-block checkpoints, the newline total
 /// and whether the text is all ASCII.
@@ -68,24 +95,19 @@ struct Census {
 /// stretch per block at most (from its first to its last non-ASCII slice, joined to
 /// the neighbouring blocks' when they touch), checked while it is still in cache.
 ///
-/// `visit(data, upto, checkpoints)` is called after every [`GROUP`] blocks and once
-/// at the end, with `upto` the bytes read so far and the checkpoints of those blocks:
-/// a search can follow the read while those bytes are still in cache.
-fn census(
-    data: &[u8],
-    validate: bool,
-    mut visit: impl FnMut(&[u8], usize, &[usize]),
-) -> Result<Census, GrepError> {
+/// `follower` reads each block and is told after every [`GROUP`] blocks and at the
+/// end how far the read went: a search can follow while the bytes are in cache.
+fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<Census, GrepError> {
     let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
     let mut newlines = 0;
     let mut is_ascii = true;
     let mut run_start: Option<usize> = None;
     for (b, chunk) in data.chunks(BLOCK).enumerate() {
         if b % GROUP == 0 && b > 0 {
-            visit(data, b * BLOCK, &blocks);
+            follower.advance(data, b * BLOCK, &blocks);
         }
         blocks.push(newlines);
-        let (n, mask) = block_census(chunk);
+        let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len(), &blocks);
         newlines += n;
         is_ascii &= mask == 0;
         if !validate {
@@ -113,7 +135,7 @@ fn census(
     if let Some(start) = run_start {
         validate_utf8(&data[start..], start)?;
     }
-    visit(data, data.len(), &blocks);
+    follower.advance(data, data.len(), &blocks);
     Ok(Census {
         blocks,
         newlines,
@@ -153,18 +175,13 @@ fn replace_surrogates(data: &[u8]) -> Vec<u8> {
 impl<S: AsRef<[u8]>> TextIndex<S> {
     /// Indexes UTF-8 text, rejecting anything else.
     pub fn new(data: S) -> Result<Self, GrepError> {
-        Self::new_visiting(data, |_, _, _| {})
+        Self::new_following(data, &mut ())
     }
 
-    /// Indexes UTF-8 text like [`Self::new`], calling `visit(bytes, upto, checkpoints)`
-    /// as the read advances (every 64 KiB and at the end, `upto` bytes read so far; see
-    /// [`line_at`] for the checkpoints). The bytes are not yet known to be UTF-8 when
-    /// `visit` sees them.
-    pub fn new_visiting(
-        data: S,
-        visit: impl FnMut(&[u8], usize, &[usize]),
-    ) -> Result<Self, GrepError> {
-        let found = census(data.as_ref(), true, visit)?;
+    /// Indexes UTF-8 text like [`Self::new`] with `follower` reading along (see
+    /// [`Follower`]). The bytes are not yet known to be UTF-8 when it sees them.
+    pub(crate) fn new_following(data: S, follower: &mut impl Follower) -> Result<Self, GrepError> {
+        let found = census(data.as_ref(), true, follower)?;
         Ok(TextIndex {
             data,
             replaced: None,
@@ -182,7 +199,7 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
         }
         let replaced = replace_surrogates(data.as_ref());
         validate_utf8(&replaced, 0)?;
-        let found = census(data.as_ref(), false, |_, _, _| {})?;
+        let found = census(data.as_ref(), false, &mut ())?;
         Ok(TextIndex {
             data,
             replaced: Some(replaced),
