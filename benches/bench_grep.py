@@ -123,12 +123,14 @@ def peer_rows(request: pytest.FixtureRequest) -> Iterator[list[str]]:
     """Collects one line per case and prints the table after the module's benches."""
     rows: list[str] = []
     yield rows
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if rows and reporter is not None:
-        reporter.write_line("")
-        reporter.write_line("grep vs ripgrep, 10 MB, medians (ours: bytes in, formatted text out; rg: -c --stats)")
-        for row in [ripgrep_header(), *rows]:
-            reporter.write_line(row)
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if rows and reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # printed, not captured
+            reporter.write_line("")
+            reporter.write_line("grep vs ripgrep, 10 MB, medians (ours: bytes in, formatted text out; rg: -c --stats)")
+            for row in [ripgrep_header(), *rows]:
+                reporter.write_line(row)
 
 
 def ripgrep_header() -> str:
@@ -153,6 +155,8 @@ def test_grep_vs_ripgrep(benchmark: Any, tmp_path: Path, peer_rows: list[str], k
     out = benchmark(lambda: search_content(data, pattern=pattern))
     found = _MATCH_COUNT.match(out)
     assert (int(found.group(1)) if found else 0) == rg_count, "ripgrep counts other lines than ours"
+    if benchmark.stats is None:  # --benchmark-disable: the call ran once, untimed
+        return
     ours = benchmark.stats.stats.median
     benchmark.extra_info.update(peer="ripgrep", peer_median=rg_seconds, peer_ratio=ours / rg_seconds)
     peer_rows.append(f"{kind:6} {name:17} {ours * 1e3:8.3f} {rg_seconds * 1e3:8.3f} {ours / rg_seconds:8.2f}")
