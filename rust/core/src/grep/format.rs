@@ -136,17 +136,18 @@ fn digits(mut n: usize) -> usize {
 
 /// Writes `{marker} {number right-aligned}| {line}` for each visible line, joined by
 /// `"\n"`, with `---` between runs that are not adjacent. `runs` are inclusive,
-/// ascending, non-overlapping, non-adjacent line spans; `matched` is ascending.
+/// ascending, non-overlapping, non-adjacent line spans; `matched` is ascending;
+/// numbers are padded to `width` digits.
 fn write_body<S: AsRef<[u8]>>(
     body: &mut Body,
     index: &TextIndex<S>,
     runs: &[(usize, usize)],
     matched: &[usize],
+    width: usize,
 ) {
-    let Some(&(_, last)) = runs.last() else {
+    if runs.is_empty() {
         return;
-    };
-    let width = digits(last + 1);
+    }
     let mut next_match = matched.iter().peekable();
     let mut prefix = Vec::with_capacity(width + 4);
     let mut first = true;
@@ -201,12 +202,32 @@ pub fn search<S: AsRef<[u8]>>(
     respond(index, query, None)
 }
 
+/// Matching lines of the whole text found beforehand (by a search that followed the
+/// indexing read): the first ones, how many there are, and the last one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Found {
+    /// The first matching lines, ascending: at least [`lines_to_fill`] of them.
+    pub first_lines: Vec<usize>,
+    pub total: usize,
+    /// The last matching line (its number sets the width of every number shown).
+    pub last_line: usize,
+}
+
+/// How many matching lines fill a body of `max_chars`: each is printed as a line of
+/// at least five characters (`"> "`, a digit, `"| "`), so lines past this many are
+/// never written. All of them for a negative budget (cut from the end).
+pub(crate) fn lines_to_fill(max_chars: i64) -> usize {
+    usize::try_from(max_chars).map_or(usize::MAX, |m| {
+        m.saturating_add(1).div_ceil(5).saturating_add(1)
+    })
+}
+
 /// [`search`], with the matching lines of the whole text found beforehand when
-/// `found` is given (a search that followed the indexing read).
+/// `found` is given.
 pub(crate) fn respond<S: AsRef<[u8]>>(
     index: &TextIndex<S>,
     query: &Query<'_>,
-    found: Option<Vec<usize>>,
+    found: Option<Found>,
 ) -> Result<Vec<u8>, GrepError> {
     if index.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
@@ -247,11 +268,22 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
                 Some(r) => format!(" in lines {}-{}", r.start_text, last + 1),
                 None => String::new(),
             };
-            let matched = match found {
-                Some(lines) => lines,
-                None => matcher.matching_lines(index, first, last)?,
+            let Found {
+                first_lines: matched,
+                total: n,
+                last_line,
+            } = match found {
+                Some(found) => found,
+                None => {
+                    let lines = matcher.matching_lines(index, first, last)?;
+                    Found {
+                        total: lines.len(),
+                        last_line: lines.last().copied().unwrap_or(0),
+                        first_lines: lines,
+                    }
+                }
             };
-            if matched.is_empty() {
+            if n == 0 {
                 let mut out = b"No matches found for pattern '".to_vec();
                 out.extend_from_slice(pattern);
                 let _ = write!(out, "'{label} (searched {} lines).", last - first + 1);
@@ -267,19 +299,20 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
                     _ => runs.push((a, b)),
                 }
             }
-            let n = matched.len();
+            // The last run ends `context` lines after the last match (within scope).
+            let width = digits(last_line.saturating_add(context).min(last) + 1);
             let mut out = format!("[{n} match{} for /", if n > 1 { "es" } else { "" }).into_bytes();
             out.extend_from_slice(&display_pattern(pattern));
             let _ = write!(out, "/{label}]\n\n");
             let mut body = Body::new(query.max_chars);
-            write_body(&mut body, index, &runs, &matched);
+            write_body(&mut body, index, &runs, &matched, width);
             out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_SEARCH));
             Ok(out)
         }
         None => {
             let mut out = format!("[Lines {}-{} of {total}]\n\n", first + 1, last + 1).into_bytes();
             let mut body = Body::new(query.max_chars);
-            write_body(&mut body, index, &[(first, last)], &[]);
+            write_body(&mut body, index, &[(first, last)], &[], digits(last + 1));
             out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_RANGE));
             Ok(out)
         }

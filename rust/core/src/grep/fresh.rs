@@ -9,8 +9,8 @@
 //! the whole text, so each window gives the lines a whole-text search would.
 
 use super::census::{block_census, block_census_probe, can_probe, Probe};
-use super::format::respond;
-use super::index::{count_newlines, line_at, offset_in_block, Follower, BLOCK_BYTES};
+use super::format::{lines_to_fill, respond, Found};
+use super::index::{count_newlines, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::BufferSearch;
 use super::{GrepError, Query, TextIndex};
 
@@ -26,7 +26,36 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     };
     let mut scan = FollowScan::new(engine, data);
     let index = TextIndex::new_following(data, &mut scan)?;
-    respond(&index, query, Some(scan.lines))
+    let found = number_hits(&index, &scan.hits, lines_to_fill(query.max_chars));
+    respond(&index, query, Some(found))
+}
+
+/// The lines of `hits` (ascending offsets, one per line) as [`Found`]: all are
+/// counted, the last is numbered, and only the first `needed` are numbered in order
+/// (newlines counted from the previous hit or from the block's checkpoint, whichever
+/// is nearer): the lines past those are never shown.
+fn number_hits(index: &TextIndex<&[u8]>, hits: &[usize], needed: usize) -> Found {
+    let Some(&last_hit) = hits.last() else {
+        return Found::default();
+    };
+    let bytes = index.bytes();
+    let mut first_lines = Vec::with_capacity(hits.len().min(needed));
+    let mut prev: Option<(usize, usize)> = None;
+    for &hit in hits.iter().take(needed) {
+        let line = match prev {
+            Some((at, line)) if hit - at < offset_in_block(hit) => {
+                line + count_newlines(&bytes[at..hit])
+            }
+            _ => index.line_of(hit),
+        };
+        first_lines.push(line);
+        prev = Some((hit, line));
+    }
+    Found {
+        first_lines,
+        total: hits.len(),
+        last_line: index.line_of(last_hit),
+    }
 }
 
 /// Matching lines found so far, one of two ways:
@@ -39,10 +68,8 @@ struct FollowScan<'m> {
     probe: Option<Probe<'m>>,
     /// Everything before `pos` (a line start) is searched.
     pos: usize,
-    /// The matching lines, ascending.
-    lines: Vec<usize>,
-    /// Where the last hit was and its line.
-    last: Option<(usize, usize)>,
+    /// One offset in each matching line, ascending.
+    hits: Vec<usize>,
 }
 
 /// Probing stops once the hits are denser than one per this many bytes: each
@@ -63,23 +90,13 @@ impl<'m> FollowScan<'m> {
             engine,
             probe,
             pos: 0,
-            lines: Vec::new(),
-            last: None,
+            hits: Vec::new(),
         }
     }
 
-    /// Records a hit at `hit` (its line not recorded yet), numbering its line now,
-    /// while the bytes are in cache: newlines counted from the last hit or from the
-    /// block's checkpoint, whichever is nearer. Then `pos` moves to the next line.
-    fn record(&mut self, bytes: &[u8], checkpoints: &[usize], hit: usize) {
-        let line = match self.last {
-            Some((at, line)) if hit - at < offset_in_block(hit) => {
-                line + count_newlines(&bytes[at..hit])
-            }
-            _ => line_at(bytes, checkpoints, hit),
-        };
-        self.lines.push(line);
-        self.last = Some((hit, line));
+    /// Records a hit at `hit` (in a line not recorded yet); `pos` moves to the next line.
+    fn record(&mut self, bytes: &[u8], hit: usize) {
+        self.hits.push(hit);
         self.pos =
             memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len() + 1, |off| hit + off + 1);
     }
@@ -109,25 +126,19 @@ fn rare_pair(needle: &[u8], sample: &[u8]) -> (usize, usize) {
 }
 
 impl Follower for FollowScan<'_> {
-    fn read_block(
-        &mut self,
-        data: &[u8],
-        at: usize,
-        len: usize,
-        checkpoints: &[usize],
-    ) -> (usize, u32) {
+    fn read_block(&mut self, data: &[u8], at: usize, len: usize) -> (usize, u32) {
         let Some(probe) = self.probe else {
             return block_census(&data[at..at + len]);
         };
         let mut on_hit = |start: usize| {
             if start >= self.pos {
-                self.record(data, checkpoints, start);
+                self.record(data, start);
             }
         };
         let Some(found) = block_census_probe(data, at, len, &probe, &mut on_hit) else {
             unreachable!("a probe is only set up where it runs");
         };
-        if self.lines.len() * PROBE_BYTES_PER_HIT > at + len && at + len >= 16 * BLOCK_BYTES {
+        if self.hits.len() * PROBE_BYTES_PER_HIT > at + len && at + len >= 16 * BLOCK_BYTES {
             // Dense hits: windows from here on. Starts before `at + len - lo` were all
             // probed, so searching again from `pos` finds no line twice.
             self.probe = None;
@@ -136,7 +147,7 @@ impl Follower for FollowScan<'_> {
     }
 
     /// Searches the lines that end before `upto` (all of them when `upto` is the end).
-    fn advance(&mut self, bytes: &[u8], upto: usize, checkpoints: &[usize]) {
+    fn advance(&mut self, bytes: &[u8], upto: usize) {
         if self.probe.is_some() || self.pos > upto {
             return;
         }
@@ -154,7 +165,7 @@ impl Follower for FollowScan<'_> {
             let Some(hit) = self.engine.find(hay, self.pos) else {
                 break;
             };
-            self.record(bytes, checkpoints, hit);
+            self.record(bytes, hit);
         }
         // Step over the "\n" that ends the window.
         self.pos = self.pos.max(end + 1);
@@ -241,6 +252,29 @@ mod tests {
             let m = Matcher::compile(MatcherSpec::Literal(needle.to_vec())).unwrap();
             let (fresh, indexed) = both(&text, &m, "qzx");
             assert_eq!(fresh, indexed, "{len}");
+        }
+    }
+
+    #[test]
+    fn only_the_lines_a_budget_shows_are_numbered() {
+        // Many short matching lines, numbers of growing width: every budget (and
+        // context) gives what the whole list of lines gives.
+        let text: Vec<u8> = (0..30_000)
+            .flat_map(|i| format!("{}\n", if i % 3 == 0 { "ab" } else { "c" }).into_bytes())
+            .collect();
+        let m = regex("a");
+        for max_chars in [-7, 0, 1, 4, 5, 6, 11, 57, 1_000, 100_000] {
+            for context_lines in [0, 2] {
+                let query = Query {
+                    pattern: Some((b"a", &m)),
+                    line_range: None,
+                    context_lines,
+                    max_chars,
+                };
+                let fresh = search_fresh(&text, &query).unwrap();
+                let indexed = search(&TextIndex::new(&text[..]).unwrap(), &query).unwrap();
+                assert_eq!(fresh, indexed, "{max_chars} {context_lines}");
+            }
         }
     }
 

@@ -39,7 +39,7 @@ pub(crate) fn count_newlines(s: &[u8]) -> usize {
 
 /// The 0-based line that holds byte offset `pos` of `data`, given the checkpoints
 /// (`checkpoints[b]` = newlines before block `b`) of the blocks up to `pos`.
-pub(crate) fn line_at(data: &[u8], checkpoints: &[usize], pos: usize) -> usize {
+fn line_at(data: &[u8], checkpoints: &[usize], pos: usize) -> usize {
     if checkpoints.is_empty() {
         return 0;
     }
@@ -58,21 +58,14 @@ pub(crate) fn offset_in_block(pos: usize) -> usize {
 /// Work that rides along the indexing read (a search, on bytes still in cache).
 pub(crate) trait Follower {
     /// Newlines and non-ASCII slice mask (see [`block_census`]) of the block
-    /// `data[at..at + len]`, whose checkpoint is the last of `checkpoints`.
-    fn read_block(
-        &mut self,
-        data: &[u8],
-        at: usize,
-        len: usize,
-        checkpoints: &[usize],
-    ) -> (usize, u32) {
-        let _ = checkpoints;
+    /// `data[at..at + len]`.
+    fn read_block(&mut self, data: &[u8], at: usize, len: usize) -> (usize, u32) {
         block_census(&data[at..at + len])
     }
 
     /// The read reached `upto` (after every [`GROUP`] blocks, and at the end).
-    fn advance(&mut self, data: &[u8], upto: usize, checkpoints: &[usize]) {
-        let _ = (data, upto, checkpoints);
+    fn advance(&mut self, data: &[u8], upto: usize) {
+        let _ = (data, upto);
     }
 }
 
@@ -104,10 +97,10 @@ fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<C
     let mut run_start: Option<usize> = None;
     for (b, chunk) in data.chunks(BLOCK).enumerate() {
         if b % GROUP == 0 && b > 0 {
-            follower.advance(data, b * BLOCK, &blocks);
+            follower.advance(data, b * BLOCK);
         }
         blocks.push(newlines);
-        let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len(), &blocks);
+        let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len());
         newlines += n;
         is_ascii &= mask == 0;
         if !validate {
@@ -135,7 +128,7 @@ fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<C
     if let Some(start) = run_start {
         validate_utf8(&data[start..], start)?;
     }
-    follower.advance(data, data.len(), &blocks);
+    follower.advance(data, data.len());
     Ok(Census {
         blocks,
         newlines,
