@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use super::fresh::found_in_scope;
 use super::{GrepError, Matcher, TextIndex};
 
 /// A requested line range, 1-based and inclusive, as the caller gave it.
@@ -274,14 +275,23 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
                 last_line,
             } = match found {
                 Some(found) => found,
-                None => {
-                    let lines = matcher.matching_lines(index, first, last)?;
-                    Found {
-                        total: lines.len(),
-                        last_line: lines.last().copied().unwrap_or(0),
-                        first_lines: lines,
+                None => match found_in_scope(
+                    index,
+                    matcher,
+                    first,
+                    last,
+                    lines_to_fill(query.max_chars),
+                ) {
+                    Some(found) => found,
+                    None => {
+                        let lines = matcher.matching_lines(index, first, last)?;
+                        Found {
+                            total: lines.len(),
+                            last_line: lines.last().copied().unwrap_or(0),
+                            first_lines: lines,
+                        }
                     }
-                }
+                },
             };
             if n == 0 {
                 let mut out = b"No matches found for pattern '".to_vec();

@@ -12,7 +12,7 @@ use super::census::{block_census, block_census_probe, can_probe, Probe};
 use super::format::{lines_to_fill, respond, Found};
 use super::index::{count_newlines, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::BufferSearch;
-use super::{GrepError, Query, TextIndex};
+use super::{GrepError, Matcher, Query, TextIndex};
 
 /// Indexes `data` (UTF-8) and answers `query` on it. Searches over the whole text
 /// with a whole-buffer engine follow the read; anything else indexes first.
@@ -30,11 +30,37 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     respond(&index, query, Some(found))
 }
 
+/// The matching lines of `first..=last` in an indexed text, numbered as far as a
+/// body of `needed` matching lines shows them (see [`number_hits`]); `None` when
+/// the matcher needs more than a whole-buffer search (or the text has surrogates,
+/// which literals and regular expressions see differently).
+pub(crate) fn found_in_scope<S: AsRef<[u8]>>(
+    index: &TextIndex<S>,
+    matcher: &Matcher,
+    first: usize,
+    last: usize,
+    needed: usize,
+) -> Option<Found> {
+    let engine = matcher.buffer_search()?;
+    if index.has_surrogates() {
+        return None;
+    }
+    let to = index.line_end_from(index.line_start(last));
+    let mut scan = FollowScan {
+        engine,
+        probe: None,
+        pos: index.line_start(first),
+        hits: Vec::new(),
+    };
+    scan.advance(&index.bytes()[..to], to);
+    Some(number_hits(index, &scan.hits, needed))
+}
+
 /// The lines of `hits` (ascending offsets, one per line) as [`Found`]: all are
 /// counted, the last is numbered, and only the first `needed` are numbered in order
 /// (newlines counted from the previous hit or from the block's checkpoint, whichever
 /// is nearer): the lines past those are never shown.
-fn number_hits(index: &TextIndex<&[u8]>, hits: &[usize], needed: usize) -> Found {
+fn number_hits<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize], needed: usize) -> Found {
     let Some(&last_hit) = hits.last() else {
         return Found::default();
     };
