@@ -1,12 +1,15 @@
-//! A search of text not indexed yet, done in the same read as the indexing.
+//! A search of text not indexed yet, done in the same read as the indexing, and the
+//! numbering of matching lines for any search that a whole-buffer engine answers.
 //!
 //! Indexing reads the whole text (newline counts, the UTF-8 check) and so does the
 //! search; neither needs the other until the matching lines are numbered. The search
-//! follows the indexing read 64 KiB behind, on bytes still in cache (a second thread
-//! for the search was tried: on a busy two-core machine it waited for a core more
-//! often than it overlapped). Windows end on a `"\n"` (or the end of the text): matches never hold a
-//! `"\n"`, and anchors and word boundaries see the same neighbours in a window as in
-//! the whole text, so each window gives the lines a whole-text search would.
+//! rides along the indexing read: a literal inside it (see [`Probe`]), anything else
+//! 64 KiB behind it, on bytes still in cache. (A second thread for the search was
+//! tried: on a busy two-core machine it waited for a core more often than it
+//! overlapped.) Windows end on a `"\n"` (or the end of the text): matches never hold
+//! a `"\n"`, and anchors and word boundaries see the same neighbours in a window as
+//! in the whole text, so each window gives the lines a whole-text search would.
+//! Only the matching lines the body's budget can show are numbered.
 
 use super::census::{block_census, block_census_probe, can_probe, Probe};
 use super::format::{lines_to_fill, respond, Found};
