@@ -134,7 +134,7 @@ pub enum BufferSearch<'a> {
 impl BufferSearch<'_> {
     /// A position in the first line of `hay` at or after `pos` that holds a match
     /// (`hay` before `pos` is context for anchors and word boundaries); see
-    /// [`first_hit`].
+    /// `first_hit`.
     pub fn find(&self, hay: &[u8], pos: usize) -> Option<usize> {
         match self {
             BufferSearch::Never => None,

@@ -5,7 +5,7 @@
 //!   repeated searches and pages of the same content never split it again;
 //! - [`matcher`]: how a line is tested (literal, linear regex over the whole buffer,
 //!   or bounded backtracking line by line);
-//! - [`fresh`]: a search of text not indexed yet, following the indexing read;
+//! - `fresh`: a search of text not indexed yet, following the indexing read;
 //! - [`format`]: the search itself, the visible-line windows, the numbered body and
 //!   the character budget, producing the reference's output byte for byte.
 //!
