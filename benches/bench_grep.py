@@ -7,18 +7,33 @@ so it pays strict UTF-8 validation and line indexing on every call; the
 ``native-cached`` member reuses a prebuilt :class:`TextIndex`, and ``native-str``
 passes the ``str``.
 
+The ``grep vs ripgrep`` groups time the four retrieval searches on 10 MB of code,
+prose and logs against ripgrep's own search time for ``rg -c`` on the same bytes
+(``benches/ripgrep.py``); the two sides do not do the same work: rg counts the
+matching lines, ours also validates the UTF-8, indexes the lines and formats the
+matching lines with their context up to the reference's budget (``max_chars``,
+10,000 characters), as the plugin's retrieval tool returns them. The table is
+printed after the run and kept in each benchmark's ``extra_info``
+(``python benches/ratios.py --peers BENCH.json``). Its last columns come from 7
+rounds that alternate one call of ours and one rg run: both sides under the same
+load when other work shares the machine, but each of our calls then starts with
+the text out of cache (rg's process ran in between), where the timed loop of
+pytest-benchmark keeps the 10 MB in cache. The first figures are the ones asked
+for (medians of the two series); the alternating ones bound the cache effect.
+
 Run: ``pytest benches/bench_grep.py --benchmark-group-by=group``
 """
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import corpora
 import pytest
+import ripgrep
 from strands.vended_plugins.context_offloader.search import _search_content as ref_search
 from strands_offload import TextIndex, search_content
 
@@ -31,21 +46,8 @@ PATTERNS = {
 }
 
 
-@functools.cache
 def corpus(size: int) -> str:
-    root = Path(os.__file__).parent
-    parts: list[str] = []
-    total = 0
-    for path in sorted(root.rglob("*.py")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        parts.append(text)
-        total += len(text.encode("utf-8"))
-        if total >= size:
-            break
-    return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+    return corpora.stdlib_code(size)
 
 
 def run(benchmark: Any, fn: Callable[[], str], expected: str | None = None) -> None:
@@ -91,3 +93,89 @@ def test_page_middle_of_10mb(benchmark: Any, member: str) -> None:
     else:
         index = TextIndex(text.encode("utf-8"))
         run(benchmark, lambda: search_content(index, line_range=rng), expected)
+
+
+# ---------------------------------------------------------------- against ripgrep
+
+#: The four retrieval searches, with words that fit each corpus.
+PEER_PATTERNS = {
+    "code": {
+        "rare-literal": "frobnicate_xyz",
+        "common-word": "self",
+        "alternation": "import|return|yield",
+        "case-insensitive": "(?i)unicode",
+    },
+    "prose": {
+        "rare-literal": "walrus",
+        "common-word": "the",
+        "alternation": "which|where|when",
+        "case-insensitive": "(?i)python",
+    },
+    "logs": {
+        "rare-literal": "req=deadbeef",
+        "common-word": "INFO",
+        "alternation": "ERROR|WARNING",
+        "case-insensitive": "(?i)error",
+    },
+}
+PEER_CORPORA = {"code": corpora.stdlib_code, "prose": corpora.prose, "logs": corpora.logs}
+PEER_SIZE = 10_000_000
+_MATCH_COUNT = re.compile(r"^\[(\d+) match")
+
+
+@pytest.fixture(scope="module")
+def peer_rows(request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """Collects one line per case and prints the table after the module's benches."""
+    rows: list[str] = []
+    yield rows
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if rows and reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # printed, not captured
+            reporter.write_line("")
+            reporter.write_line("grep vs ripgrep, 10 MB, medians (ours: bytes in, formatted text out; rg: -c --stats)")
+            for row in [ripgrep_header(), *rows]:
+                reporter.write_line(row)
+
+
+def ripgrep_header() -> str:
+    # The last three columns: 7 rounds alternating one call of ours (cache-cold) and one rg run.
+    return (
+        f"{'corpus':6} {'search':17} {'ours ms':>8} {'rg ms':>8} {'ours/rg':>8}"
+        f" {'alt ours':>9} {'alt rg':>9} {'ours/rg':>8}"
+    )
+
+
+@pytest.mark.skipif(not ripgrep.available(), reason="ripgrep (rg) is not installed")
+@pytest.mark.parametrize("name", ["rare-literal", "common-word", "alternation", "case-insensitive"])
+@pytest.mark.parametrize("kind", list(PEER_CORPORA))
+def test_grep_vs_ripgrep(benchmark: Any, tmp_path: Path, peer_rows: list[str], kind: str, name: str) -> None:
+    """``native``: the plugin's retrieval search on the stored bytes (validation, line index,
+    matching, and the numbered lines with context formatted up to the reference's 10,000
+    characters); the ripgrep figure rides in ``extra_info``: its median search time for
+    ``rg -c`` on the same bytes in a file (counting matching lines only)."""
+    benchmark.group = f"grep vs ripgrep {name} {kind} 10MB"
+    benchmark.extra_info["member"] = "native"
+    data = PEER_CORPORA[kind](PEER_SIZE).encode("utf-8")
+    pattern = PEER_PATTERNS[kind][name]
+    path = tmp_path / f"{kind}.txt"
+    path.write_bytes(data)
+    rg_seconds, rg_count = ripgrep.search_time(path, pattern)
+    out = benchmark(lambda: search_content(data, pattern=pattern))
+    found = _MATCH_COUNT.match(out)
+    assert (int(found.group(1)) if found else 0) == rg_count, "ripgrep counts other lines than ours"
+    if benchmark.stats is None:  # --benchmark-disable: the call ran once, untimed
+        return
+    ours = benchmark.stats.stats.median
+    paired_ours, paired_rg = ripgrep.paired(path, pattern, lambda: search_content(data, pattern=pattern))
+    benchmark.extra_info.update(
+        peer="ripgrep",
+        peer_median=rg_seconds,
+        peer_ratio=ours / rg_seconds,
+        paired_ours_median=paired_ours,
+        paired_peer_median=paired_rg,
+    )
+    peer_rows.append(
+        f"{kind:6} {name:17} {ours * 1e3:8.3f} {rg_seconds * 1e3:8.3f} {ours / rg_seconds:8.2f}"
+        f" {paired_ours * 1e3:9.3f} {paired_rg * 1e3:9.3f} {paired_ours / paired_rg:8.2f}"
+    )

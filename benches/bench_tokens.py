@@ -13,55 +13,19 @@ from __future__ import annotations
 import base64
 import json
 import random
-import sysconfig
-from pathlib import Path
 from typing import Any
 
+import corpora
 import pytest
 import strands_offload
 from strands_offload import _native
 
-MB = 1_000_000
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-
-
-def _fill(parts: list[str], size: int) -> str:
-    text = "".join(parts)
-    return (text * (size // max(len(text), 1) + 1))[:size]
-
-
-def _code() -> str:
-    # Distinct real modules until ~1 MB (not one file repeated).
-    parts: list[str] = []
-    total = 0
-    for path in sorted(STDLIB.glob("*.py")):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        parts.append(text)
-        total += len(text)
-        if total >= MB:
-            break
-    return _fill(parts, MB)
-
-
-def _prose() -> str:
-    # The Python reference manual's topic help: English prose with some code samples.
-    from pydoc_data.topics import topics
-
-    return _fill(list(topics.values()), MB)
-
-
-def _logs() -> str:
-    rnd = random.Random(7)
-    levels = ["INFO", "INFO", "INFO", "DEBUG", "WARNING", "ERROR"]
-    lines = []
-    for i in range(12_000):
-        lines.append(
-            f"2026-11-30T12:{rnd.randrange(60):02d}:{rnd.randrange(60):02d}.{rnd.randrange(1000):03d}Z "
-            f"{rnd.choice(levels)} worker-{rnd.randrange(16)} req={rnd.getrandbits(64):016x} "
-            f"GET /api/v1/items/{rnd.randrange(10**6)}?page={i % 50} status={rnd.choice([200, 201, 404, 500])} "
-            f'latency_ms={rnd.random() * 250:.2f} user_agent="agent/{rnd.randrange(1, 9)}.{rnd.randrange(10)}"\n'
-        )
-    return _fill(lines, MB)
+MB = corpora.MB
+STDLIB = corpora.STDLIB
+_fill = corpora.fill
+_code = corpora.code
+_prose = corpora.prose
+_logs = corpora.logs
 
 
 def _json() -> str:

@@ -4,8 +4,10 @@ Usage: ``python benches/ratios.py BENCH.json`` after
 ``pytest benches --benchmark-group-by=group --benchmark-json=BENCH.json``.
 Each row is one group: the reference member's median time divided by each other
 member's median time (above 1 means we are faster). Groups that also hold a peer
-(the fastest tool we know for the job: orjson, tiktoken, ripgrep) get a second
-table: the peer's median time divided by ours.
+(the fastest tool we know for the job: an ``orjson`` member, or a ``peer`` and
+``peer_median`` in ``extra_info``, such as ripgrep's own search time) get a second
+table: our median over the peer's (at most 1 means we are as fast).
+``python benches/ratios.py --peers BENCH.json`` prints that table alone.
 """
 
 from __future__ import annotations
@@ -64,26 +66,26 @@ def table(report: dict[str, object]) -> str:
 
 
 def peer_table(report: dict[str, object]) -> str:
-    """One row per group holding a peer: the peer's median over ours (above 1: we are faster)."""
-    groups: dict[str, dict[str, float]] = defaultdict(dict)
+    """One row per group timed against a peer: our median over the peer's (at most 1: as fast)."""
+    medians: dict[str, dict[str, float]] = defaultdict(dict)
+    outside: dict[str, tuple[str, float]] = {}
     for bench in report["benchmarks"]:  # type: ignore[attr-defined]
-        member = str(bench.get("extra_info", {}).get("member") or _member(bench["name"]))
-        groups[bench["group"]][member] = bench["stats"]["median"]
-        # A peer timed outside pytest-benchmark (ripgrep's own search time) rides in extra_info.
-        for peer in PEERS:
-            seconds = bench.get("extra_info", {}).get(f"{peer}_median")
-            if seconds is not None:
-                groups[bench["group"]][peer] = float(seconds)
-    rows = ["| operation | peer | peer (median) | ours (median) | peer / ours |", "|---|---|---|---|---|"]
-    for group in sorted(groups):
-        members = groups[group]
+        extra = bench.get("extra_info", {})
+        member = str(extra.get("member") or _member(bench["name"]))
+        medians[bench["group"]][member] = bench["stats"]["median"]
+        if "peer_median" in extra:  # a peer timed outside pytest-benchmark, beside our member
+            outside[bench["group"]] = (str(extra["peer"]), float(extra["peer_median"]))
+    rows = ["| operation | ours (median) | peer (median) | ours / peer |", "|---|---|---|---|"]
+    for group in sorted(medians):
+        members = medians[group]
+        peers = [(p, members[p]) for p in PEERS if p in members and p != "native"]
+        if group in outside:
+            peers.append(outside[group])
+            members.setdefault("native", next(iter(members.values())))
         ours = members.get("native")
-        for peer in PEERS:
-            if peer in members and ours is not None:
-                seconds = members[peer]
-                rows.append(
-                    f"| {group} | {peer} | {seconds * 1000:.2f} ms | {ours * 1000:.3f} ms | {seconds / ours:.2f}x |"
-                )
+        for peer, theirs in peers:
+            if ours is not None:
+                rows.append(f"| {group} | {ours * 1000:.3f} ms | {peer} {theirs * 1000:.3f} ms | {ours / theirs:.2f} |")
     return "\n".join(rows)
 
 
@@ -103,6 +105,10 @@ def chart(report: dict[str, object], groups: list[str], width: int = 40) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--peers":
+        with open(sys.argv[2], encoding="utf-8") as handle:
+            print(peer_table(json.load(handle)))
+        sys.exit()
     with open(sys.argv[1], encoding="utf-8") as handle:
         data = json.load(handle)
     print(table(data))

@@ -190,6 +190,17 @@ def test_real_text_pages() -> None:
                 )
 
 
+@pytest.mark.parametrize("pattern", REAL_PATTERNS)
+def test_large_bytes_searched_in_windows(pattern: str) -> None:
+    # The bytes path searches 64 KiB windows that follow the indexing read: several
+    # hundred KiB of real sources with one very long line cross many window edges.
+    text = "".join(_real_texts()) + "é x" * 50_000 + "\n" + "".join(_real_texts()[:2])
+    data = text.encode("utf-8")
+    for kwargs in ({"pattern": pattern}, {"pattern": pattern, "context_lines": 0, "max_chars": 200_000}):
+        expected = outcome(ref_search, text, **kwargs)
+        assert outcome(search_content, data, **kwargs) == expected, kwargs
+
+
 # --- inputs, errors and edge cases --------------------------------------------
 
 

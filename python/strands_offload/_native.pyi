@@ -146,6 +146,7 @@ def search(
     context_lines: int,
     max_chars: int,
 ) -> str: ...
+def search_bytes(data: bytes, pattern: bytes, matcher: Matcher, context_lines: int, max_chars: int) -> str: ...
 
 # keyword search
 __all__ += ["KeywordScorer", "WordTable"]

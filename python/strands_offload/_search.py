@@ -80,6 +80,22 @@ def _range_args(start: Any, end: Any) -> tuple[int, int, str, str]:
     return _clamp(s), _clamp(e), start_text, end_text
 
 
+def _search_whole_bytes(data: bytes, pattern: str, context_lines: Any, max_chars: Any) -> str | None:
+    """A grep of all of ``data`` in one read (indexing and search together).
+
+    None when the general path must answer instead: it makes its checks in the
+    reference's order (decoding, range, argument types, pattern).
+    """
+    if type(context_lines) is not int or type(max_chars) is not int or has_large_counts(pattern):
+        return None
+    try:
+        matcher = compile_matcher(pattern)
+    except ValueError:
+        return None
+    shown = pattern.encode("utf-8", "surrogatepass")
+    return _native.search_bytes(data, shown, matcher, _clamp(context_lines), _clamp(max_chars))
+
+
 def search_content(
     text: str | bytes | TextIndex,
     *,
@@ -105,6 +121,10 @@ def search_content(
             Python meaning (or needs too much backtracking).
         UnicodeDecodeError: If ``text`` is bytes that are not UTF-8.
     """
+    if isinstance(text, bytes) and line_range is None and isinstance(pattern, str) and pattern:
+        found = _search_whole_bytes(text, pattern, context_lines, max_chars)
+        if found is not None:
+            return found
     index = text if isinstance(text, TextIndex) else TextIndex(text)
     if index.is_empty:
         return _native.search(index, None, None, None, 0, 0)

@@ -259,6 +259,41 @@ fn search(
     let out = py
         .detach(|| grep::search(&index.inner, &query))
         .map_err(to_py_err)?;
+    into_text(py, out)
+}
+
+/// Runs one grep of the whole of a UTF-8 `bytes` text not indexed yet: the search
+/// follows the indexing read (see `offload_core::grep::search_fresh`).
+#[pyfunction]
+#[pyo3(signature = (data, pattern, matcher, context_lines, max_chars))]
+fn search_bytes(
+    py: Python<'_>,
+    data: &Bound<'_, PyBytes>,
+    pattern: &[u8],
+    matcher: &Bound<'_, Matcher>,
+    context_lines: i64,
+    max_chars: i64,
+) -> PyResult<Py<PyAny>> {
+    let bytes = data.as_bytes();
+    let query = Query {
+        pattern: Some((pattern, &*matcher.get().inner)),
+        line_range: None,
+        context_lines,
+        max_chars,
+    };
+    match py.detach(|| grep::search_fresh(bytes, &query)) {
+        Ok(out) => into_text(py, out),
+        Err(err @ GrepError::InvalidUtf8 { .. }) => {
+            // Python's own UnicodeDecodeError (same class, message, offsets).
+            data.call_method1("decode", ("utf-8", "strict"))?;
+            Err(to_py_err(err))
+        }
+        Err(err) => Err(to_py_err(err)),
+    }
+}
+
+/// The core's output as `str` (WTF-8 from lone surrogates decoded back to them).
+fn into_text(py: Python<'_>, out: Vec<u8>) -> PyResult<Py<PyAny>> {
     match String::from_utf8(out) {
         Ok(s) => Ok(PyString::new(py, &s).into_any().unbind()),
         Err(e) => {
@@ -274,5 +309,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TextIndex>()?;
     m.add_class::<Matcher>()?;
     m.add_function(wrap_pyfunction!(search, m)?)?;
+    m.add_function(wrap_pyfunction!(search_bytes, m)?)?;
     Ok(())
 }

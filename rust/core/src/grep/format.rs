@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use super::fresh::found_in_scope;
 use super::{GrepError, Matcher, TextIndex};
 
 /// A requested line range, 1-based and inclusive, as the caller gave it.
@@ -136,17 +137,18 @@ fn digits(mut n: usize) -> usize {
 
 /// Writes `{marker} {number right-aligned}| {line}` for each visible line, joined by
 /// `"\n"`, with `---` between runs that are not adjacent. `runs` are inclusive,
-/// ascending, non-overlapping, non-adjacent line spans; `matched` is ascending.
+/// ascending, non-overlapping, non-adjacent line spans; `matched` is ascending;
+/// numbers are padded to `width` digits.
 fn write_body<S: AsRef<[u8]>>(
     body: &mut Body,
     index: &TextIndex<S>,
     runs: &[(usize, usize)],
     matched: &[usize],
+    width: usize,
 ) {
-    let Some(&(_, last)) = runs.last() else {
+    if runs.is_empty() {
         return;
-    };
-    let width = digits(last + 1);
+    }
     let mut next_match = matched.iter().peekable();
     let mut prefix = Vec::with_capacity(width + 4);
     let mut first = true;
@@ -198,6 +200,36 @@ pub fn search<S: AsRef<[u8]>>(
     index: &TextIndex<S>,
     query: &Query<'_>,
 ) -> Result<Vec<u8>, GrepError> {
+    respond(index, query, None)
+}
+
+/// Matching lines of the whole text found beforehand (by a search that followed the
+/// indexing read): the first ones, how many there are, and the last one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Found {
+    /// The first matching lines, ascending: at least [`lines_to_fill`] of them.
+    pub first_lines: Vec<usize>,
+    pub total: usize,
+    /// The last matching line (its number sets the width of every number shown).
+    pub last_line: usize,
+}
+
+/// How many matching lines fill a body of `max_chars`: each is printed as a line of
+/// at least five characters (`"> "`, a digit, `"| "`), so lines past this many are
+/// never written. All of them for a negative budget (cut from the end).
+pub(crate) fn lines_to_fill(max_chars: i64) -> usize {
+    usize::try_from(max_chars).map_or(usize::MAX, |m| {
+        m.saturating_add(1).div_ceil(5).saturating_add(1)
+    })
+}
+
+/// [`search`], with the matching lines of the whole text found beforehand when
+/// `found` is given.
+pub(crate) fn respond<S: AsRef<[u8]>>(
+    index: &TextIndex<S>,
+    query: &Query<'_>,
+    found: Option<Found>,
+) -> Result<Vec<u8>, GrepError> {
     if index.is_empty() {
         return Ok(EMPTY.as_bytes().to_vec());
     }
@@ -237,8 +269,31 @@ pub fn search<S: AsRef<[u8]>>(
                 Some(r) => format!(" in lines {}-{}", r.start_text, last + 1),
                 None => String::new(),
             };
-            let matched = matcher.matching_lines(index, first, last)?;
-            if matched.is_empty() {
+            let Found {
+                first_lines: matched,
+                total: n,
+                last_line,
+            } = match found {
+                Some(found) => found,
+                None => match found_in_scope(
+                    index,
+                    matcher,
+                    first,
+                    last,
+                    lines_to_fill(query.max_chars),
+                ) {
+                    Some(found) => found,
+                    None => {
+                        let lines = matcher.matching_lines(index, first, last)?;
+                        Found {
+                            total: lines.len(),
+                            last_line: lines.last().copied().unwrap_or(0),
+                            first_lines: lines,
+                        }
+                    }
+                },
+            };
+            if n == 0 {
                 let mut out = b"No matches found for pattern '".to_vec();
                 out.extend_from_slice(pattern);
                 let _ = write!(out, "'{label} (searched {} lines).", last - first + 1);
@@ -254,19 +309,20 @@ pub fn search<S: AsRef<[u8]>>(
                     _ => runs.push((a, b)),
                 }
             }
-            let n = matched.len();
+            // The last run ends `context` lines after the last match (within scope).
+            let width = digits(last_line.saturating_add(context).min(last) + 1);
             let mut out = format!("[{n} match{} for /", if n > 1 { "es" } else { "" }).into_bytes();
             out.extend_from_slice(&display_pattern(pattern));
             let _ = write!(out, "/{label}]\n\n");
             let mut body = Body::new(query.max_chars);
-            write_body(&mut body, index, &runs, &matched);
+            write_body(&mut body, index, &runs, &matched, width);
             out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_SEARCH));
             Ok(out)
         }
         None => {
             let mut out = format!("[Lines {}-{} of {total}]\n\n", first + 1, last + 1).into_bytes();
             let mut body = Body::new(query.max_chars);
-            write_body(&mut body, index, &[(first, last)], &[]);
+            write_body(&mut body, index, &[(first, last)], &[], digits(last + 1));
             out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_RANGE));
             Ok(out)
         }

@@ -1,9 +1,12 @@
 //! A text held once, with the offsets of its line separators.
 
+use super::census::{block_census, SLICE};
 use super::GrepError;
 
-/// Bytes per checkpoint of the line index.
-const BLOCK: usize = 4096;
+/// Bytes per checkpoint of the line index (32 census slices).
+const BLOCK: usize = 32 * SLICE;
+/// Blocks read between two calls of a search that follows the read (64 KiB).
+const GROUP: usize = 16;
 
 /// A text and its line index.
 ///
@@ -34,24 +37,114 @@ pub(crate) fn count_newlines(s: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', s).count()
 }
 
-fn checkpoints(data: &[u8]) -> (Vec<usize>, usize) {
-    let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
-    let mut seen = 0;
-    for chunk in data.chunks(BLOCK) {
-        blocks.push(seen);
-        seen += count_newlines(chunk);
+/// The 0-based line that holds byte offset `pos` of `data`, given the checkpoints
+/// (`checkpoints[b]` = newlines before block `b`) of the blocks up to `pos`.
+fn line_at(data: &[u8], checkpoints: &[usize], pos: usize) -> usize {
+    if checkpoints.is_empty() {
+        return 0;
     }
-    (blocks, seen)
+    let block = (pos / BLOCK).min(checkpoints.len() - 1);
+    checkpoints[block] + count_newlines(&data[block * BLOCK..pos])
 }
 
-fn validate_utf8(data: &[u8]) -> Result<(), GrepError> {
+/// Bytes per checkpoint block.
+pub(crate) const BLOCK_BYTES: usize = BLOCK;
+
+/// Offset within its checkpoint block of byte `pos`.
+pub(crate) fn offset_in_block(pos: usize) -> usize {
+    pos % BLOCK
+}
+
+/// Work that rides along the indexing read (a search, on bytes still in cache).
+pub(crate) trait Follower {
+    /// Newlines and non-ASCII slice mask (see [`block_census`]) of the block
+    /// `data[at..at + len]`.
+    fn read_block(&mut self, data: &[u8], at: usize, len: usize) -> (usize, u32) {
+        block_census(&data[at..at + len])
+    }
+
+    /// The read reached `upto` (after every [`GROUP`] blocks, and at the end).
+    fn advance(&mut self, data: &[u8], upto: usize) {
+        let _ = (data, upto);
+    }
+}
+
+/// Nothing rides along.
+impl Follower for () {}
+
+/// What one read of the text finds: the per-block checkpoints, the newline total
+/// and whether the text is all ASCII.
+struct Census {
+    blocks: Vec<usize>,
+    newlines: usize,
+    is_ascii: bool,
+}
+
+/// Reads `data` once, block by block; when `validate`, checks it is UTF-8 on the way.
+///
+/// Only the stretches of non-ASCII slices need the UTF-8 check, and each stretch can
+/// be checked alone: it starts after an ASCII slice (or at the start) and ends before
+/// one (or at the end), so on character boundaries whenever the text is valid. One
+/// stretch per block at most (from its first to its last non-ASCII slice, joined to
+/// the neighbouring blocks' when they touch), checked while it is still in cache.
+///
+/// `follower` reads each block and is told after every [`GROUP`] blocks and at the
+/// end how far the read went: a search can follow while the bytes are in cache.
+fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<Census, GrepError> {
+    let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
+    let mut newlines = 0;
+    let mut is_ascii = true;
+    let mut run_start: Option<usize> = None;
+    for (b, chunk) in data.chunks(BLOCK).enumerate() {
+        if b % GROUP == 0 && b > 0 {
+            follower.advance(data, b * BLOCK);
+        }
+        blocks.push(newlines);
+        let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len());
+        newlines += n;
+        is_ascii &= mask == 0;
+        if !validate {
+            continue;
+        }
+        let at = b * BLOCK;
+        if mask & 1 == 0 {
+            // The block starts with an ASCII slice: a stretch from before ends here.
+            if let Some(start) = run_start.take() {
+                validate_utf8(&data[start..at], start)?;
+            }
+        }
+        if mask == 0 {
+            continue;
+        }
+        let first = mask.trailing_zeros() as usize;
+        let end = at + (32 - mask.leading_zeros() as usize) * SLICE;
+        let start = *run_start.get_or_insert(at + first * SLICE);
+        if end < at + chunk.len() {
+            // An ASCII slice follows inside the block: the stretch ends here.
+            validate_utf8(&data[start..end], start)?;
+            run_start = None;
+        }
+    }
+    if let Some(start) = run_start {
+        validate_utf8(&data[start..], start)?;
+    }
+    follower.advance(data, data.len());
+    Ok(Census {
+        blocks,
+        newlines,
+        is_ascii,
+    })
+}
+
+/// Checks `data` (which starts at byte `offset` of the text) is UTF-8.
+fn validate_utf8(data: &[u8], offset: usize) -> Result<(), GrepError> {
     if simdutf8::basic::from_utf8(data).is_ok() {
         return Ok(());
     }
     match std::str::from_utf8(data) {
         Ok(_) => Ok(()),
         Err(e) => Err(GrepError::InvalidUtf8 {
-            valid_up_to: e.valid_up_to(),
+            valid_up_to: offset + e.valid_up_to(),
         }),
     }
 }
@@ -75,15 +168,19 @@ fn replace_surrogates(data: &[u8]) -> Vec<u8> {
 impl<S: AsRef<[u8]>> TextIndex<S> {
     /// Indexes UTF-8 text, rejecting anything else.
     pub fn new(data: S) -> Result<Self, GrepError> {
-        validate_utf8(data.as_ref())?;
-        let (block_newlines, newlines) = checkpoints(data.as_ref());
-        let is_ascii = data.as_ref().is_ascii();
+        Self::new_following(data, &mut ())
+    }
+
+    /// Indexes UTF-8 text like [`Self::new`] with `follower` reading along (see
+    /// [`Follower`]). The bytes are not yet known to be UTF-8 when it sees them.
+    pub(crate) fn new_following(data: S, follower: &mut impl Follower) -> Result<Self, GrepError> {
+        let found = census(data.as_ref(), true, follower)?;
         Ok(TextIndex {
             data,
             replaced: None,
-            block_newlines,
-            newlines,
-            is_ascii,
+            block_newlines: found.blocks,
+            newlines: found.newlines,
+            is_ascii: found.is_ascii,
         })
     }
 
@@ -94,13 +191,13 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
             return Self::new(data);
         }
         let replaced = replace_surrogates(data.as_ref());
-        validate_utf8(&replaced)?;
-        let (block_newlines, newlines) = checkpoints(data.as_ref());
+        validate_utf8(&replaced, 0)?;
+        let found = census(data.as_ref(), false, &mut ())?;
         Ok(TextIndex {
             data,
             replaced: Some(replaced),
-            block_newlines,
-            newlines,
+            block_newlines: found.blocks,
+            newlines: found.newlines,
             is_ascii: false,
         })
     }
@@ -187,12 +284,7 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
     /// The 0-based line that holds byte offset `pos` (a `"\n"` belongs to the line
     /// it ends).
     pub fn line_of(&self, pos: usize) -> usize {
-        if self.block_newlines.is_empty() {
-            return 0;
-        }
-        let block = (pos / BLOCK).min(self.block_newlines.len() - 1);
-        let from = block * BLOCK;
-        self.block_newlines[block] + count_newlines(&self.data.as_ref()[from..pos])
+        line_at(self.data.as_ref(), &self.block_newlines, pos)
     }
 }
 
@@ -252,6 +344,27 @@ mod tests {
     fn rejects_invalid_utf8() {
         let err = TextIndex::new(&b"ab\xffc"[..]).unwrap_err();
         assert_eq!(err, GrepError::InvalidUtf8 { valid_up_to: 2 });
+        // Checked per run of non-ASCII blocks: errors are found, with whole-text
+        // offsets, in any run, and characters across block edges stay valid.
+        let mut data = vec![b'a'; 3 * BLOCK];
+        data[BLOCK - 1..BLOCK + 1].copy_from_slice("\u{e9}".as_bytes());
+        assert!(TextIndex::new(data.clone()).is_ok());
+        data[2 * BLOCK + 5] = 0xC3;
+        let err = TextIndex::new(data.clone()).unwrap_err();
+        assert_eq!(
+            err,
+            GrepError::InvalidUtf8 {
+                valid_up_to: 2 * BLOCK + 5
+            }
+        );
+        data[BLOCK] = b'a';
+        let err = TextIndex::new(data).unwrap_err();
+        assert_eq!(
+            err,
+            GrepError::InvalidUtf8 {
+                valid_up_to: BLOCK - 1
+            }
+        );
     }
 
     #[test]

@@ -116,6 +116,34 @@ pub enum Matcher {
     Regex(RegexMatcher),
 }
 
+/// Where the earliest-ending match at or after `pos` ends: no match holds a `"\n"`,
+/// so it ends in the first line that holds one (at that line's `"\n"` at the latest),
+/// and the engine can stop there without finding where the match starts.
+fn first_hit(re: &regex::bytes::Regex, hay: &[u8], pos: usize) -> Option<usize> {
+    re.shortest_match_at(hay, pos)
+}
+
+/// A search over a whole buffer: where the first match at or after a position starts.
+#[derive(Debug, Clone, Copy)]
+pub enum BufferSearch<'a> {
+    Never,
+    Literal(&'a memmem::Finder<'static>),
+    Regex(&'a regex::bytes::Regex),
+}
+
+impl BufferSearch<'_> {
+    /// A position in the first line of `hay` at or after `pos` that holds a match
+    /// (`hay` before `pos` is context for anchors and word boundaries); see
+    /// `first_hit`.
+    pub fn find(&self, hay: &[u8], pos: usize) -> Option<usize> {
+        match self {
+            BufferSearch::Never => None,
+            BufferSearch::Literal(finder) => finder.find(&hay[pos..]).map(|off| pos + off),
+            BufferSearch::Regex(re) => first_hit(re, hay, pos),
+        }
+    }
+}
+
 /// The compiled forms of one regular expression.
 #[derive(Debug)]
 pub struct RegexMatcher {
@@ -240,6 +268,22 @@ impl Matcher {
         }
     }
 
+    /// The whole-buffer search of this matcher, when it is exact on any UTF-8 text
+    /// without knowing more about it (not for runs, backtracking, or a linear form
+    /// exact on ASCII text only).
+    pub fn buffer_search(&self) -> Option<BufferSearch<'_>> {
+        match self {
+            Matcher::Never => Some(BufferSearch::Never),
+            Matcher::Literal(finder) => Some(BufferSearch::Literal(finder)),
+            Matcher::Regex(RegexMatcher {
+                linear: Some(re),
+                linear_needs_ascii_text: false,
+                ..
+            }) => Some(BufferSearch::Regex(re)),
+            _ => None,
+        }
+    }
+
     /// The 0-based lines in `first..=last` that contain a match, ascending.
     pub fn matching_lines<S: AsRef<[u8]>>(
         &self,
@@ -289,17 +333,14 @@ impl Matcher {
                 match &rm.linear {
                     Some(re) if !rm.linear_needs_ascii_text || index.is_ascii() => {
                         let hay = &index.match_bytes()[..to];
-                        Ok(scan(index, first, last, |pos| {
-                            re.find_at(hay, pos).map(|m| m.start())
-                        }))
+                        Ok(scan(index, first, last, |pos| first_hit(re, hay, pos)))
                     }
                     _ => match &rm.backtracking {
                         Some(re) => match &rm.prefilter {
                             Some(pre) => {
                                 let hay = &index.match_bytes()[..to];
-                                let candidates = scan(index, first, last, |pos| {
-                                    pre.find_at(hay, pos).map(|m| m.start())
-                                });
+                                let candidates =
+                                    scan(index, first, last, |pos| first_hit(pre, hay, pos));
                                 backtrack_lines(rm, re, index, candidates)
                             }
                             None => backtrack_lines(rm, re, index, first..=last),

@@ -5,6 +5,7 @@
 //!   repeated searches and pages of the same content never split it again;
 //! - [`matcher`]: how a line is tested (literal, linear regex over the whole buffer,
 //!   or bounded backtracking line by line);
+//! - `fresh`: a search of text not indexed yet, following the indexing read;
 //! - [`format`]: the search itself, the visible-line windows, the numbered body and
 //!   the character budget, producing the reference's output byte for byte.
 //!
@@ -12,13 +13,16 @@
 //! encoded as its own 3-byte sequence). Every length that reaches the output is
 //! counted in code points, never in bytes.
 
+mod census;
 pub mod format;
+mod fresh;
 pub mod index;
 pub mod matcher;
 
 pub use format::{search, LineRange, Query};
+pub use fresh::search_fresh;
 pub use index::TextIndex;
-pub use matcher::{CharRun, Matcher, MatcherSpec};
+pub use matcher::{BufferSearch, CharRun, Matcher, MatcherSpec};
 
 use std::fmt;
 

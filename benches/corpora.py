@@ -1,0 +1,76 @@
+"""Bench corpora shared by the token and grep benches: code, prose and logs.
+
+Each builder is deterministic for a machine (same files, same seed) and returns
+``size`` characters (about as many bytes: the texts are nearly all ASCII).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import sysconfig
+from pathlib import Path
+
+MB = 1_000_000
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def fill(parts: list[str], size: int) -> str:
+    """``parts`` joined, repeated and cut to ``size`` characters."""
+    text = "".join(parts)
+    return (text * (size // max(len(text), 1) + 1))[:size]
+
+
+@functools.cache
+def code(size: int = MB) -> str:
+    """Distinct top-level standard-library modules until ~1 MB (not one file repeated), repeated to ``size``."""
+    parts: list[str] = []
+    total = 0
+    for path in sorted(STDLIB.glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        parts.append(text)
+        total += len(text)
+        if total >= MB:
+            break
+    return fill(parts, size)
+
+
+@functools.cache
+def stdlib_code(size: int) -> str:
+    """The whole standard library's sources (subpackages too), concatenated and cut to ``size`` bytes."""
+    parts: list[str] = []
+    total = 0
+    for path in sorted(STDLIB.rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        parts.append(text)
+        total += len(text.encode("utf-8"))
+        if total >= size:
+            break
+    return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+@functools.cache
+def prose(size: int = MB) -> str:
+    """The Python reference manual's topic help: English prose with some code samples."""
+    from pydoc_data.topics import topics
+
+    return fill(list(topics.values()), size)
+
+
+@functools.cache
+def logs(size: int = MB) -> str:
+    """Synthetic service log lines (fixed seed); at least 12,000 distinct lines, more for large sizes."""
+    rnd = random.Random(7)
+    levels = ["INFO", "INFO", "INFO", "DEBUG", "WARNING", "ERROR"]
+    lines = []
+    for i in range(max(12_000, size // 140)):
+        lines.append(
+            f"2026-11-30T12:{rnd.randrange(60):02d}:{rnd.randrange(60):02d}.{rnd.randrange(1000):03d}Z "
+            f"{rnd.choice(levels)} worker-{rnd.randrange(16)} req={rnd.getrandbits(64):016x} "
+            f"GET /api/v1/items/{rnd.randrange(10**6)}?page={i % 50} status={rnd.choice([200, 201, 404, 500])} "
+            f'latency_ms={rnd.random() * 250:.2f} user_agent="agent/{rnd.randrange(1, 9)}.{rnd.randrange(10)}"\n'
+        )
+    return fill(lines, size)
