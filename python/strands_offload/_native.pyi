@@ -103,7 +103,7 @@ def preview_bounds(
 ) -> tuple[int, int, int, int | None]: ...
 
 # grep
-__all__ += ["Matcher", "TextIndex", "search"]
+__all__ += ["Matcher", "TextIndex", "search", "search_bytes"]
 
 @final
 class TextIndex:
