@@ -1,7 +1,7 @@
 """Typed stubs of the compiled module ``strands_offload._native``."""
 
 from collections.abc import Iterable, Sequence
-from typing import final
+from typing import Protocol, final
 
 __version__: str
 __all__ = ["__version__"]
@@ -121,6 +121,20 @@ class TextIndex:
     @property
     def longest_line_bytes(self) -> int: ...
 
+class _RegexTranslation(Protocol):
+    """What ``Matcher.regex`` reads: the attributes of ``strands_offload._pattern.Translation``."""
+
+    @property
+    def linear(self) -> str | None: ...
+    @property
+    def linear_needs_ascii_text(self) -> bool: ...
+    @property
+    def backtracking(self) -> str: ...
+    @property
+    def prefilter(self) -> str: ...
+    @property
+    def surrogate_exact(self) -> bool: ...
+
 @final
 class Matcher:
     """A compiled grep pattern: a literal or a translated regular expression."""
@@ -130,13 +144,8 @@ class Matcher:
     @staticmethod
     def run(ranges: list[tuple[int, int]], min: int, surrogate_exact: bool) -> Matcher: ...
     @staticmethod
-    def regex(
-        linear: str | None,
-        linear_needs_ascii_text: bool,
-        backtracking: str,
-        prefilter: str,
-        surrogate_exact: bool,
-    ) -> Matcher: ...
+    def regex(translation: _RegexTranslation) -> Matcher:
+        """A translated pattern (``strands_offload._pattern.Translation``, or any object with its attributes)."""
 
 def search(
     index: TextIndex,

@@ -721,7 +721,4 @@ def compile_matcher(pattern: str, line_cap: int | None = None) -> _native.Matche
     run = _run_spec(pattern[:MAX_PATTERN_LENGTH])
     if run is not None:
         return _native.Matcher.run(*run)
-    tr = translate(pattern[:MAX_PATTERN_LENGTH], line_cap)
-    return _native.Matcher.regex(
-        tr.linear, tr.linear_needs_ascii_text, tr.backtracking, tr.prefilter, tr.surrogate_exact
-    )
+    return _native.Matcher.regex(translate(pattern[:MAX_PATTERN_LENGTH], line_cap))

@@ -198,23 +198,16 @@ impl Matcher {
         })
     }
 
-    /// A translated regular expression (see `strands_offload._pattern`).
+    /// A translated regular expression: `strands_offload._pattern.Translation`
+    /// (any object with its attributes).
     #[staticmethod]
-    #[pyo3(signature = (linear, linear_needs_ascii_text, backtracking, prefilter, surrogate_exact))]
-    fn regex(
-        py: Python<'_>,
-        linear: Option<String>,
-        linear_needs_ascii_text: bool,
-        backtracking: String,
-        prefilter: String,
-        surrogate_exact: bool,
-    ) -> PyResult<Self> {
+    fn regex(py: Python<'_>, translation: RegexTranslation) -> PyResult<Self> {
         let spec = MatcherSpec::Regex {
-            linear,
-            linear_needs_ascii_text,
-            backtracking,
-            prefilter,
-            surrogate_exact,
+            linear: translation.linear,
+            linear_needs_ascii_text: translation.linear_needs_ascii_text,
+            backtracking: translation.backtracking,
+            prefilter: translation.prefilter,
+            surrogate_exact: translation.surrogate_exact,
         };
         let inner = py
             .detach(|| grep::Matcher::compile(spec))
@@ -223,6 +216,21 @@ impl Matcher {
             inner: Box::new(inner),
         })
     }
+}
+
+/// The attributes of a `Translation` (see `strands_offload._pattern`), read by name.
+#[derive(FromPyObject)]
+struct RegexTranslation {
+    #[pyo3(attribute)]
+    linear: Option<String>,
+    #[pyo3(attribute)]
+    linear_needs_ascii_text: bool,
+    #[pyo3(attribute)]
+    backtracking: String,
+    #[pyo3(attribute)]
+    prefilter: String,
+    #[pyo3(attribute)]
+    surrogate_exact: bool,
 }
 
 /// Runs one grep or page request and returns the formatted output.
