@@ -151,10 +151,12 @@ def search(
     index: TextIndex,
     pattern: bytes | None,
     matcher: Matcher | None,
-    line_range: tuple[int, int, str, str] | None,
+    line_span: tuple[int, int, str] | None,
     context_lines: int,
     max_chars: int,
-) -> str: ...
+) -> str:
+    """One grep or listing; ``line_span`` is ``(first, last, label)``, 0-based, checked by the caller."""
+
 def search_bytes(data: bytes, pattern: bytes, matcher: Matcher, context_lines: int, max_chars: int) -> str: ...
 
 # keyword search

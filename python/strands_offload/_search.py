@@ -62,22 +62,40 @@ def _clamp(value: int) -> int:
     return max(_I64_MIN, min(_I64_MAX, value))
 
 
+def _check_order(start: Any, end: Any, start_text: str, end_text: str) -> None:
+    """The reference's first two range checks, on the bounds as given (any comparable values)."""
+    if start < 1:
+        raise ValueError(f"line_range.start ({start_text}) must be >= 1.")
+    if start > end:
+        raise ValueError(f"line_range.start ({start_text}) must be <= line_range.end ({end_text}).")
+
+
 def _range_args(start: Any, end: Any) -> tuple[int, int, str, str]:
-    """Line-range bounds for the core: numbers that fit 64 bits, texts as Python prints them."""
+    """Line-range bounds as numbers that fit 64 bits, with their texts as Python prints them."""
     start_text, end_text = f"{start}", f"{end}"
     try:
         s, e = operator.index(start), operator.index(end)
     except TypeError:
         # Not integers: give the same answers the reference's comparisons give.
-        if start < 1:
-            raise ValueError(f"line_range.start ({start_text}) must be >= 1.") from None
-        if start > end:
-            raise ValueError(f"line_range.start ({start_text}) must be <= line_range.end ({end_text}).") from None
+        _check_order(start, end, start_text, end_text)
         raise TypeError(f"line_range bounds must be integers, got {start!r} and {end!r}") from None
     if s > _I64_MAX:
         # Beyond any content: only whether start > end still changes the answer.
         return _I64_MAX, _I64_MAX - 1 if e < s else _I64_MAX, start_text, end_text
     return _clamp(s), _clamp(e), start_text, end_text
+
+
+def _line_span(bounds: tuple[int, int, str, str] | None, index: TextIndex) -> tuple[int, int, str] | None:
+    """The checked span of a range for the core: 0-based first and last line, and its label."""
+    if bounds is None:
+        return None
+    start, end, start_text, end_text = bounds
+    _check_order(start, end, start_text, end_text)
+    total = index.line_count
+    if start > total:
+        raise ValueError(f"line_range.start ({start_text}) is beyond content length ({total} lines).")
+    last = min(end, total)
+    return start - 1, last - 1, f" in lines {start_text}-{last}"
 
 
 def _search_whole_bytes(data: bytes, pattern: str, context_lines: Any, max_chars: Any) -> str | None:
@@ -135,16 +153,13 @@ def search_content(
     context = _clamp(operator.index(context_lines))
     budget = _clamp(operator.index(max_chars))
     if not pattern:
-        return _native.search(index, None, None, bounds, context, budget)
+        return _native.search(index, None, None, _line_span(bounds, index), context, budget)
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be str, not {type(pattern).__name__}")
-    try:
-        # Huge counted repeats are bounded by what the text's lines can hold.
-        cap = line_cap_for(index.longest_line_bytes) if has_large_counts(pattern) else None
-        matcher = compile_matcher(pattern, cap)
-    except ValueError:
-        # The reference checks the range before it looks at the pattern.
-        _native.search(index, None, None, bounds, 0, 0)
-        raise
+    # The reference checks the range before it looks at the pattern.
+    span = _line_span(bounds, index)
+    # Huge counted repeats are bounded by what the text's lines can hold.
+    cap = line_cap_for(index.longest_line_bytes) if has_large_counts(pattern) else None
+    matcher = compile_matcher(pattern, cap)
     shown = pattern.encode("utf-8", "surrogatepass")
-    return _native.search(index, shown, matcher, bounds, context, budget)
+    return _native.search(index, shown, matcher, span, context, budget)

@@ -1,5 +1,5 @@
 //! Python face of the grep core: `TextIndex`, `Matcher`, `search`.
-use offload_core::grep::{self, CharRun, GrepError, LineRange, MatcherSpec, Query};
+use offload_core::grep::{self, CharRun, GrepError, LineSpan, MatcherSpec, Query};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -53,7 +53,7 @@ fn to_py_err(err: GrepError) -> PyErr {
         GrepError::Compile(_) | GrepError::SurrogateAmbiguous => {
             UntranslatablePattern::new_err(text)
         }
-        GrepError::InvalidRange(_) | GrepError::InvalidUtf8 { .. } => PyValueError::new_err(text),
+        GrepError::InvalidUtf8 { .. } => PyValueError::new_err(text),
     }
 }
 
@@ -235,13 +235,13 @@ struct RegexTranslation {
 
 /// Runs one grep or page request and returns the formatted output.
 #[pyfunction]
-#[pyo3(signature = (index, pattern, matcher, line_range, context_lines, max_chars))]
+#[pyo3(signature = (index, pattern, matcher, line_span, context_lines, max_chars))]
 fn search(
     py: Python<'_>,
     index: &Bound<'_, TextIndex>,
     pattern: Option<&[u8]>,
     matcher: Option<&Bound<'_, Matcher>>,
-    line_range: Option<(i64, i64, String, String)>,
+    line_span: Option<(usize, usize, String)>,
     context_lines: i64,
     max_chars: i64,
 ) -> PyResult<Py<PyAny>> {
@@ -252,15 +252,14 @@ fn search(
         (None, _) => None,
         (Some(_), None) => return Err(PyTypeError::new_err("a pattern needs a matcher")),
     };
-    let range = line_range.as_ref().map(|(s, e, st, et)| LineRange {
-        start: *s,
-        end: *e,
-        start_text: st,
-        end_text: et,
+    let span = line_span.as_ref().map(|(first, last, label)| LineSpan {
+        first: *first,
+        last: *last,
+        label,
     });
     let query = Query {
         pattern,
-        line_range: range,
+        line_span: span,
         context_lines,
         max_chars,
     };
@@ -285,7 +284,7 @@ fn search_bytes(
     let bytes = data.as_bytes();
     let query = Query {
         pattern: Some((pattern, &*matcher.get().inner)),
-        line_range: None,
+        line_span: None,
         context_lines,
         max_chars,
     };

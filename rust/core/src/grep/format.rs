@@ -9,15 +9,16 @@ use std::io::Write;
 use super::fresh::found_in_scope;
 use super::{GrepError, Matcher, TextIndex};
 
-/// A requested line range, 1-based and inclusive, as the caller gave it.
+/// The lines a request is limited to, checked by the caller against the text
+/// (`first <= last < line count`), with the label a search shows for them.
 #[derive(Debug, Clone, Copy)]
-pub struct LineRange<'a> {
-    pub start: i64,
-    pub end: i64,
-    /// `start` as Python formats it (`f"{start}"`), for messages and labels.
-    pub start_text: &'a str,
-    /// `end` as Python formats it.
-    pub end_text: &'a str,
+pub struct LineSpan<'a> {
+    /// First line, 0-based.
+    pub first: usize,
+    /// Last line, 0-based, inclusive.
+    pub last: usize,
+    /// Shown after a search's match count (`" in lines 3-9"`).
+    pub label: &'a str,
 }
 
 /// One search or page request.
@@ -26,7 +27,7 @@ pub struct Query<'a> {
     /// The pattern as the caller wrote it (UTF-8 or WTF-8) and its compiled form;
     /// `None` for a listing of the scope.
     pub pattern: Option<(&'a [u8], &'a Matcher)>,
-    pub line_range: Option<LineRange<'a>>,
+    pub line_span: Option<LineSpan<'a>>,
     /// Lines of context on each side of a match (negative means 0).
     pub context_lines: i64,
     /// Character budget of the body (negative behaves like a Python negative slice end).
@@ -236,39 +237,16 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
     let total = index.line_count();
     let mut first = 0usize;
     let mut last = total - 1;
-    if let Some(r) = &query.line_range {
-        if r.start < 1 {
-            return Err(GrepError::InvalidRange(format!(
-                "line_range.start ({}) must be >= 1.",
-                r.start_text
-            )));
-        }
-        if r.start > r.end {
-            return Err(GrepError::InvalidRange(format!(
-                "line_range.start ({}) must be <= line_range.end ({}).",
-                r.start_text, r.end_text
-            )));
-        }
-        // start >= 1 here, so the conversions below cannot fail.
-        let start = usize::try_from(r.start).unwrap_or(usize::MAX);
-        if start > total {
-            return Err(GrepError::InvalidRange(format!(
-                "line_range.start ({}) is beyond content length ({total} lines).",
-                r.start_text
-            )));
-        }
-        first = start - 1;
-        let end = usize::try_from(r.end).unwrap_or(usize::MAX);
-        last = end.min(total) - 1;
+    if let Some(span) = &query.line_span {
+        // Checked by the caller; kept inside the text all the same.
+        last = span.last.min(last);
+        first = span.first.min(last);
     }
     let context = usize::try_from(query.context_lines.max(0)).unwrap_or(usize::MAX);
 
     match query.pattern {
         Some((pattern, matcher)) => {
-            let label = match &query.line_range {
-                Some(r) => format!(" in lines {}-{}", r.start_text, last + 1),
-                None => String::new(),
-            };
+            let label = query.line_span.map_or("", |span| span.label);
             let Found {
                 first_lines: matched,
                 total: n,
@@ -338,26 +316,26 @@ mod tests {
         Matcher::compile(MatcherSpec::Literal(p.as_bytes().to_vec())).unwrap()
     }
 
+    /// A search of `text`; `range` is 1-based and inclusive, already valid
+    /// (the caller checks ranges), its end clamped to the text.
     fn run(
         text: &str,
         pattern: Option<&str>,
-        range: Option<(i64, i64)>,
+        range: Option<(usize, usize)>,
         ctx: i64,
         max: i64,
     ) -> Result<String, GrepError> {
         let idx = TextIndex::new(text).unwrap();
         let m = pattern.map(literal);
-        let texts = range.map(|(s, e)| (s.to_string(), e.to_string()));
+        let total = idx.line_count();
+        let label = range.map(|(s, e)| format!(" in lines {s}-{}", e.min(total)));
         let q = Query {
             pattern: pattern.zip(m.as_ref()).map(|(p, m)| (p.as_bytes(), m)),
-            line_range: range
-                .zip(texts.as_ref())
-                .map(|((s, e), (st, et))| LineRange {
-                    start: s,
-                    end: e,
-                    start_text: st,
-                    end_text: et,
-                }),
+            line_span: range.zip(label.as_deref()).map(|((s, e), label)| LineSpan {
+                first: s - 1,
+                last: e.min(total).saturating_sub(1),
+                label,
+            }),
             context_lines: ctx,
             max_chars: max,
         };
@@ -365,22 +343,8 @@ mod tests {
     }
 
     #[test]
-    fn empty_text_wins_over_range_checks() {
-        assert_eq!(run("", None, Some((0, -5)), 5, 10).unwrap(), EMPTY);
-    }
-
-    #[test]
-    fn range_errors() {
-        let e = |r| run("a\nb", None, Some(r), 0, 100).unwrap_err().to_string();
-        assert_eq!(e((0, 1)), "line_range.start (0) must be >= 1.");
-        assert_eq!(
-            e((2, 1)),
-            "line_range.start (2) must be <= line_range.end (1)."
-        );
-        assert_eq!(
-            e((3, 9)),
-            "line_range.start (3) is beyond content length (2 lines)."
-        );
+    fn empty_text_ignores_the_span() {
+        assert_eq!(run("", None, Some((1, 5)), 5, 10).unwrap(), EMPTY);
     }
 
     #[test]

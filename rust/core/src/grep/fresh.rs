@@ -20,7 +20,7 @@ use super::{GrepError, Matcher, Query, TextIndex};
 /// Indexes `data` (UTF-8) and answers `query` on it. Searches over the whole text
 /// with a whole-buffer engine follow the read; anything else indexes first.
 pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError> {
-    let engine = match (query.pattern, query.line_range) {
+    let engine = match (query.pattern, query.line_span) {
         (Some((_, matcher)), None) => matcher.buffer_search(),
         _ => None,
     };
@@ -209,7 +209,7 @@ mod tests {
     fn both(text: &[u8], matcher: &Matcher, pattern: &str) -> (Vec<u8>, Vec<u8>) {
         let query = Query {
             pattern: Some((pattern.as_bytes(), matcher)),
-            line_range: None,
+            line_span: None,
             context_lines: 1,
             max_chars: 1_000_000,
         };
@@ -296,7 +296,7 @@ mod tests {
             for context_lines in [0, 2] {
                 let query = Query {
                     pattern: Some((b"a", &m)),
-                    line_range: None,
+                    line_span: None,
                     context_lines,
                     max_chars,
                 };
@@ -323,7 +323,7 @@ mod tests {
         let m = regex("a");
         let query = Query {
             pattern: Some((b"a", &m)),
-            line_range: None,
+            line_span: None,
             context_lines: 0,
             max_chars: 100,
         };

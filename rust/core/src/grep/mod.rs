@@ -19,7 +19,7 @@ mod fresh;
 pub mod index;
 pub mod matcher;
 
-pub use format::{search, LineRange, Query};
+pub use format::{search, LineSpan, Query};
 pub use fresh::search_fresh;
 pub use index::TextIndex;
 pub use matcher::{BufferSearch, CharRun, Matcher, MatcherSpec};
@@ -29,8 +29,6 @@ use std::fmt;
 /// Everything that can go wrong while searching or paging.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrepError {
-    /// A line range the reference rejects; the text is its exact message.
-    InvalidRange(String),
     /// The bytes handed in are not UTF-8 (`valid_up_to` bytes were).
     InvalidUtf8 { valid_up_to: usize },
     /// A translated pattern that neither engine could compile.
@@ -49,7 +47,6 @@ pub enum GrepError {
 impl fmt::Display for GrepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GrepError::InvalidRange(msg) => f.write_str(msg),
             GrepError::InvalidUtf8 { valid_up_to } => {
                 write!(f, "text is not valid UTF-8 (first bad byte at offset {valid_up_to})")
             }
