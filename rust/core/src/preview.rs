@@ -72,7 +72,7 @@ pub fn split_budget(budget: usize, head_share: f64) -> (usize, usize) {
 /// head keeps the first `budget` code points, tail the last `budget`, and head_tail
 /// splits the budget with [`split_budget`].
 pub fn heuristic_bounds(total: usize, tokens: usize, mode: Mode, head_share: f64) -> Bounds {
-    let budget = tokens.saturating_mul(4);
+    let budget = tokens.saturating_mul(crate::tokens::CHARS_PER_TOKEN);
     if total <= budget {
         return Bounds::whole(total);
     }

@@ -133,9 +133,13 @@ impl FromStr for Encoding {
     }
 }
 
+/// Code points per token in the SDK's heuristic (text counts ceil(n / 4)
+/// tokens; a budget of `t` tokens keeps `4 t` code points).
+pub const CHARS_PER_TOKEN: usize = 4;
+
 /// The heuristic count for a text of `code_points` code points: ceil(n / 4).
 pub fn heuristic_count(code_points: usize) -> usize {
-    code_points.div_ceil(4)
+    code_points.div_ceil(CHARS_PER_TOKEN)
 }
 
 /// The heuristic count for a JSON value whose compact `json.dumps` text is
