@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import strands_offload
 from _token_samples import ENCODINGS, FRAGMENTS, STDLIB, texts
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strands_offload import Preview, preview
 
@@ -65,11 +65,10 @@ def _check_exact(enc: Any, name: str, text: str, n: int, mode: str, share: float
     assert (_repair(got.head), _repair(got.tail)) == expected
     assert got.tail == text[got.tail_start :]
     assert got.elided_chars == len(text) - len(got.head) - len(got.tail)
-    # The head, encoded on its own, fits its budget. (No such promise for the tail: its
-    # tokens are the last ones of the whole text's encoding, and pre-tokenization runs left
-    # to right, so a suffix encoded alone may split differently.)
-    head_n, _ = _budgets(n, mode, share)
-    assert len(enc.encode_ordinary(got.head)) <= head_n
+    # The head is exactly the first tokens of the whole text's encoding (the oracle above).
+    # Encoded on its own it may take more tokens where the cut falls inside a pre-tokenizer
+    # piece (o200k splits "I'M" as "I", "'M"; "I'" alone splits again), as a suffix may for
+    # the tail: the budget is one of the whole text's tokens.
     return got
 
 
@@ -77,6 +76,8 @@ def _check_exact(enc: Any, name: str, text: str, n: int, mode: str, share: float
 @pytest.mark.parametrize("mode", MODES)
 @HYP
 @given(text=texts, n=st.integers(min_value=0, max_value=30))
+# Found by the fuzz profile: the head cut falls inside o200k's "I'M" piece.
+@example(text=" \r  I'M  \x85", n=7)
 def test_exact_previews_on_generated_text(
     tiktoken_encodings: dict[str, Any], name: str, mode: str, text: str, n: int
 ) -> None:
