@@ -68,13 +68,9 @@ unsafe fn direct_item(
     std::ptr::read(array.add(i as usize))
 }
 
-fn direct() -> bool {
-    matches!(DIRECT_ITEMS.get(), Some(true))
-}
-
 /// Whether list and tuple items are read from the objects on this interpreter.
 pub(crate) fn reads_items_in_place() -> bool {
-    direct()
+    matches!(DIRECT_ITEMS.get(), Some(true))
 }
 
 /// An owned reference, released on drop.
@@ -135,7 +131,7 @@ pub(crate) struct List(*mut ffi::PyObject, bool);
 
 impl List {
     pub(crate) fn new(p: *mut ffi::PyObject) -> Self {
-        List(p, direct())
+        List(p, reads_items_in_place())
     }
 }
 
@@ -167,7 +163,7 @@ impl Tuple {
     /// # Safety
     /// `p` must be a live tuple and the GIL held.
     pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
-        Tuple(p, ffi::PyTuple_Size(p), direct())
+        Tuple(p, ffi::PyTuple_Size(p), reads_items_in_place())
     }
 }
 

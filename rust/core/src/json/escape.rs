@@ -134,43 +134,7 @@ fn word_of(chunk: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
-#[inline]
-fn push_u_escape(out: &mut Vec<u8>, unit: u32) {
-    out.extend_from_slice(&[
-        b'\\',
-        b'u',
-        HEX[((unit >> 12) & 0xf) as usize],
-        HEX[((unit >> 8) & 0xf) as usize],
-        HEX[((unit >> 4) & 0xf) as usize],
-        HEX[(unit & 0xf) as usize],
-    ]);
-}
-
-/// Write one code point the way ensure_ascii does (no quotes).
-///
-/// Accepts every value up to U+10FFFF including lone surrogates, which Python
-/// strings may hold and `json.dumps` writes as `\udXXX`.
-#[inline]
-pub fn push_escaped_code_point(out: &mut Vec<u8>, cp: u32) {
-    match cp {
-        0x22 => out.extend_from_slice(b"\\\""),
-        0x5c => out.extend_from_slice(b"\\\\"),
-        0x0a => out.extend_from_slice(b"\\n"),
-        0x0d => out.extend_from_slice(b"\\r"),
-        0x09 => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        0x20..=0x7e => out.push(cp as u8),
-        0x1_0000.. => {
-            let v = cp - 0x1_0000;
-            push_u_escape(out, 0xd800 | (v >> 10));
-            push_u_escape(out, 0xdc00 | (v & 0x3ff));
-        }
-        _ => push_u_escape(out, cp),
-    }
-}
-
-/// Escaped length of one code point (see [`push_escaped_code_point`]).
+/// Escaped length of one code point, as ensure_ascii writes it.
 #[inline]
 pub fn escaped_len_code_point(cp: u32) -> usize {
     match cp {
@@ -256,11 +220,6 @@ pub fn escape_into(out: &mut Vec<u8>, text: Units<'_>) {
         let written = escape_raw(out.as_mut_ptr().add(out.len()), text);
         out.set_len(out.len() + written);
     }
-}
-
-/// Append the ensure_ascii escape of UTF-8 `text` to `out`, without quotes.
-pub fn escape_utf8_into(out: &mut Vec<u8>, text: &str) {
-    escape_into(out, Units::Utf8(text));
 }
 
 /// Whether a code unit is written as itself.
@@ -520,9 +479,44 @@ fn decode_utf8_at(bytes: &[u8], i: usize) -> (u32, usize) {
 mod tests {
     use super::*;
 
+    // The per-code-point writer the block paths must agree with.
+    fn push_u_escape(out: &mut Vec<u8>, unit: u32) {
+        out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            HEX[((unit >> 12) & 0xf) as usize],
+            HEX[((unit >> 8) & 0xf) as usize],
+            HEX[((unit >> 4) & 0xf) as usize],
+            HEX[(unit & 0xf) as usize],
+        ]);
+    }
+
+    /// Write one code point the way ensure_ascii does (no quotes).
+    ///
+    /// Accepts every value up to U+10FFFF including lone surrogates, which Python
+    /// strings may hold and `json.dumps` writes as `\udXXX`.
+    fn push_escaped_code_point(out: &mut Vec<u8>, cp: u32) {
+        match cp {
+            0x22 => out.extend_from_slice(b"\\\""),
+            0x5c => out.extend_from_slice(b"\\\\"),
+            0x0a => out.extend_from_slice(b"\\n"),
+            0x0d => out.extend_from_slice(b"\\r"),
+            0x09 => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0x20..=0x7e => out.push(cp as u8),
+            0x1_0000.. => {
+                let v = cp - 0x1_0000;
+                push_u_escape(out, 0xd800 | (v >> 10));
+                push_u_escape(out, 0xdc00 | (v & 0x3ff));
+            }
+            _ => push_u_escape(out, cp),
+        }
+    }
+
     fn esc(s: &str) -> String {
         let mut v = Vec::new();
-        escape_utf8_into(&mut v, s);
+        escape_into(&mut v, Units::Utf8(s));
         String::from_utf8(v).unwrap()
     }
 

@@ -18,8 +18,8 @@ mod value;
 mod writer;
 
 pub use escape::{
-    escape_into, escape_raw, escape_room, escape_utf8_into, escaped_len, escaped_len_code_point,
-    escaped_len_utf8, push_escaped_code_point, Units,
+    escape_into, escape_raw, escape_room, escaped_len, escaped_len_code_point, escaped_len_utf8,
+    Units,
 };
 pub use number::{float_repr, write_float, write_i64};
 pub use value::{dumps, dumps_len, write_value, Value};
