@@ -510,3 +510,25 @@ def test_non_ascii_strings_get_no_utf8_copy(text: str) -> None:
 def test_one_walk_gives_the_indented_bytes_and_the_compact_length(obj: Any, indent: Any) -> None:
     want = outcome(lambda: (json.dumps(obj, indent=indent).encode("utf-8"), len(json.dumps(obj))))
     assert outcome(lambda: _native.json_dumps_utf8_with_len(obj, indent=indent)) == want
+
+
+@pytest.mark.parametrize("total", [900_000, 1_100_000, 17_000_000, 40_000_000])
+def test_large_outputs_across_the_bytes_buffer_growth_steps(total: int) -> None:
+    """Outputs around the bytes writer's growth steps (a move at 1 MiB to 16 MiB, then doubling).
+
+    Pieces of many sizes, one string larger than any step at once, and a prefix.
+    """
+    rng = random.Random(total)
+    items: list[Any] = []
+    size = 0
+    while size < total:
+        piece = 'ab\u00e9"\n' * rng.randint(0, 3000) if rng.random() < 0.5 else rng.random()
+        items.append({"k": piece, "n": rng.randint(-(10**12), 10**12)})
+        size += len(json.dumps(items[-1])) + 2
+    items.insert(len(items) // 2, "x" * (total // 3))
+    want = json.dumps(items).encode()
+    assert _native.json_dumps_utf8(items) == want
+    assert _native.json_dumps_utf8_with_len(items, prefix=b"HDR") == (b"HDR" + want, len(want))
+    # An error after the buffer has grown leaves nothing behind but the exception.
+    items.append(object())
+    assert outcome(lambda: _native.json_dumps_utf8(items)) == outcome(lambda: json.dumps(items))
