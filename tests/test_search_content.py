@@ -410,6 +410,19 @@ def test_huge_counts_with_back_references_match_reference(pattern: str) -> None:
         assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
 
 
+def test_huge_count_of_an_empty_matching_group_before_its_back_reference() -> None:
+    # Iterations may match "" and the back-reference sees which one captured last, so
+    # the count stays as written: counted by the backtracking engine, the prefilter
+    # widened to a star. (Text where every line matches: where none does, Python's
+    # own search backtracks exponentially, and ours stops at its step budget.)
+    pattern = r"(a|b?){100000}\1c"
+    translation = translate(pattern, 1 << 12)
+    assert translation.linear is None and "(?=)" in translation.backtracking
+    assert "100000" not in translation.prefilter
+    for text in ["ab" * 500 + "c\nbac", "abac", "aaac"]:
+        assert search_content(text, pattern=pattern) == ref_search(text, pattern=pattern)
+
+
 def test_back_reference_on_one_long_json_line_is_answered() -> None:
     # The step budget grows with the line: a pattern needing a few steps per position
     # of a 1 MB single-line document is answered, not refused.
@@ -431,6 +444,60 @@ def test_pattern_errors_are_named_value_errors() -> None:
         search_content("a" * 40 + "!", pattern=r"(?=x)|(a|aa)*\1$")
     with pytest.raises(strands_offload.UntranslatablePattern, match="case-insensitive back-references"):
         search_content("abc", pattern=r"(?i)(a)\1")
+
+
+# Long lines that hold the counts below, so that nothing is bounded away by the line cap.
+COUNTED_TEXTS = {
+    "abab lines": "\n".join(("ab" * n) + end for n, end in ((2_999, "c"), (6_000, "c"), (1_500, ""), (4_100, "cx"))),
+    "word runs": "\n".join(f"x{'w' * n}y {'1' * 120}-{'z' * 3_200}" for n in (29_999, 30_000, 30_001, 12)),
+    "mixed": "\n".join(("\u00e9a" * 2_000) + "\u00e9" + ("a" * k) for k in (0, 5, 3_000)),
+}
+
+
+@pytest.mark.parametrize("name", list(COUNTED_TEXTS))
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"x\w{30000}y",
+        r"\d{100}-\w{3000}",
+        r"(ab){2000}",
+        r"(ab){3000}c",
+        r"(?:ab|cd){500}?c",
+        r"(?:\u00e9a){1999,2001}",
+        r"(?:\u00e9a){1999,}+\u00e9a",
+        r"(b)(?:a\1){2000}",
+        r"(?=ab)(?:ab){2500,}c$",
+    ],
+)
+def test_huge_counts_inside_larger_patterns_are_counted_not_written_out(pattern: str, name: str) -> None:
+    # The engines would expand each of these into a program too large to compile quickly
+    # (or into more states than the lazy DFA keeps); the backtracking engine counts them.
+    translation = translate(pattern, 1 << 17)
+    assert translation.linear is None
+    assert "(?=)" in translation.backtracking
+    text = COUNTED_TEXTS[name]
+    assert search_content(text, pattern=pattern, max_chars=300) == ref_search(text, pattern=pattern, max_chars=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    units=st.lists(
+        st.tuples(st.sampled_from(["ab", "a", "b", "ba", "\u00e9", "1"]), st.integers(0, 1_500)), max_size=4
+    ),
+    atom=st.sampled_from(["a", "(?:ab)", "(ab)", "[ab]", "(?:a|bc)", r"\w", "."]),
+    lo=st.integers(200, 1_200),
+    extra=st.one_of(st.none(), st.integers(0, 600)),
+    lazy=st.booleans(),
+    head=st.sampled_from(["", "a", "b", "^", r"\b"]),
+    tail=st.sampled_from(["", "b", "$", "1", "(?=a)"]),
+)
+def test_generated_large_counts_on_long_lines_match_reference(
+    units: list[tuple[str, int]], atom: str, lo: int, extra: int | None, lazy: bool, head: str, tail: str
+) -> None:
+    text = "\n".join(unit * n for unit, n in units)
+    count = f"{{{lo},}}" if extra is None else f"{{{lo},{lo + extra}}}"
+    pattern = f"{head}{atom}{count}{'?' if lazy else ''}{tail}"
+    assert search_content(text, pattern=pattern, max_chars=200) == ref_search(text, pattern=pattern, max_chars=200)
 
 
 LONG_LINE_TEXTS = {

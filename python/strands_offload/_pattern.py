@@ -301,6 +301,8 @@ class Translation:
             maybe more): look-around and word boundaries dropped, back-references
             widened to any text. Lines it rejects skip the backtracking engine.
         surrogate_exact: Every atom treats lone surrogates like U+FFFD.
+        min_chars: Fewest characters a match takes, as Python's parser works it out
+            (its ``re`` skips shorter text the same way).
     """
 
     linear: str | None
@@ -308,6 +310,7 @@ class Translation:
     backtracking: str
     prefilter: str
     surrogate_exact: bool
+    min_chars: int
 
 
 @dataclass(frozen=True)
@@ -317,6 +320,16 @@ class _Forms:
     linear: str
     backtracking: str
     prefilter: str
+    # What the engines make of the node once they have written out its counted repeats
+    # (they expand them): the program's length in characters of pattern (-1: the
+    # spelling's own, nothing inside is repeated), and its count of single-character
+    # steps (the automata's states grow with it).
+    expanded: int = -1
+    steps: int = 1
+
+    @property
+    def size(self) -> int:
+        return self.expanded if self.expanded >= 0 else max(len(self.linear), len(self.backtracking))
 
     @staticmethod
     def same(text: str) -> _Forms:
@@ -365,6 +378,8 @@ class _Translator:
             "".join(p.linear for p in parts),
             "".join(p.backtracking for p in parts),
             "".join(p.prefilter for p in parts),
+            sum(p.size for p in parts),
+            sum(p.steps for p in parts),
         )
 
     def backtracking_only(self, backtracking: str, prefilter: str) -> _Forms:
@@ -380,6 +395,8 @@ class _Translator:
                 "(?:" + "|".join(f.linear for f in alts) + ")",
                 "(?:" + "|".join(f.backtracking for f in alts) + ")",
                 "(?:" + "|".join(f.prefilter for f in alts) + ")",
+                sum(f.size for f in alts),
+                sum(f.steps for f in alts),
             )
         if op is _C.SUBPATTERN:
             group, add, delete, sub = av
@@ -395,7 +412,7 @@ class _Translator:
             opener = "(?:" if group is None else "("
             if group is not None:
                 self.group_prefilter[group] = f.prefilter
-            return _Forms(f"{opener}{f.linear})", f"{opener}{f.backtracking})", f"(?:{f.prefilter})")
+            return _Forms(f"{opener}{f.linear})", f"{opener}{f.backtracking})", f"(?:{f.prefilter})", f.size, f.steps)
         if op in (_C.MAX_REPEAT, _C.MIN_REPEAT) or op is getattr(_C, "POSSESSIVE_REPEAT", None):
             lo, hi, sub = av
             if _zero_width(sub):
@@ -419,11 +436,25 @@ class _Translator:
             lo, hi = bounds
             f = self.seq(sub, flags, ctx)
             q = _quantifier(lo, hi)
-            widened = f"(?:{f.prefilter}){q}"
+            copies = lo if hi == _C.MAXREPEAT else hi
+            expanded, steps = copies * f.size, copies * f.steps
+            written_out = expanded <= _EXPANSION_BUDGET and steps <= _STEPS_BUDGET
+            widened = f"(?:{f.prefilter}){q if written_out else _widened_quantifier(lo, f.size, sub)}"
             if op is _C.MIN_REPEAT:
                 q += "?"
+            if not written_out:
+                # Written out, this repeat would take the engines long to compile (and
+                # may pass their size limit), or give the lazy DFA so many states that
+                # it falls back to a slow simulation, where Python's re counts
+                # iterations. The backtracking engine counts too, once the body holds
+                # something only it runs: an empty look-ahead, which matches everywhere.
+                counted = f"(?:(?=){f.backtracking}){q}"
+                if op is not _C.MAX_REPEAT and op is not _C.MIN_REPEAT:
+                    counted = f"(?>{counted})"
+                forms = self.backtracking_only(counted, widened)
+                return _Forms(forms.linear, forms.backtracking, forms.prefilter, f.size, f.steps)
             if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
-                return _Forms(f"(?:{f.linear}){q}", f"(?:{f.backtracking}){q}", widened)
+                return _Forms(f"(?:{f.linear}){q}", f"(?:{f.backtracking}){q}", widened, expanded, steps)
             return self.backtracking_only(f"(?>(?:{f.backtracking}){q})", widened)
         if op is _C.AT:
             return self.anchor(av, ctx)
@@ -564,6 +595,26 @@ def _refers_to_groups(items: Iterable[tuple[Any, Any]]) -> bool:
 # is translated for the text at hand (see ``translate``'s ``line_cap``).
 _LARGE_COUNT = 16
 
+# Largest program (in characters of pattern, counted repeats written out) a repeat may
+# expand to: about 6 ms of compiling. Python's \w alone is 11,500 characters once
+# spelled as code-point ranges, so \w{100} is beyond it.
+_EXPANSION_BUDGET = 200_000
+# Largest count of single-character steps a repeat may expand to. Beyond it the lazy
+# DFA's states (sets of steps) grow with the count and no longer fit its cache:
+# (ab){2000} on lines of "abab..." takes seconds written out, milliseconds counted.
+_STEPS_BUDGET = 1_000
+
+
+def _widened_quantifier(lo: int, size: int, sub: Any) -> str:
+    """A small quantifier for the prefilter of a repeat too large to write out.
+
+    ``X{lo,hi}`` only matches where ``X{k,}`` does for any ``k <= lo``; ``k`` stays
+    small (and is 0 when an iteration may be empty, where ``X{k,}`` is ``X*``).
+    """
+    if sub.getwidth()[0] == 0:
+        return "*"
+    return _quantifier(min(lo, _LARGE_COUNT, _EXPANSION_BUDGET // max(size, 1)), _C.MAXREPEAT)
+
 
 @functools.lru_cache(maxsize=256)
 def has_large_counts(pattern: str) -> bool:
@@ -665,6 +716,7 @@ def translate(pattern: str, line_cap: int | None = None) -> Translation:
         backtracking="".join(p.backtracking for p in parts),
         prefilter="".join(prefilter),
         surrogate_exact=tr.surrogate_exact,
+        min_chars=tree.getwidth()[0],
     )
 
 

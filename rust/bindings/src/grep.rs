@@ -208,6 +208,7 @@ impl Matcher {
             backtracking: translation.backtracking,
             prefilter: translation.prefilter,
             surrogate_exact: translation.surrogate_exact,
+            min_chars: translation.min_chars,
         };
         let inner = py
             .detach(|| grep::Matcher::compile(spec))
@@ -231,6 +232,8 @@ struct RegexTranslation {
     prefilter: String,
     #[pyo3(attribute)]
     surrogate_exact: bool,
+    #[pyo3(attribute)]
+    min_chars: usize,
 }
 
 /// Runs one grep or page request and returns the formatted output.

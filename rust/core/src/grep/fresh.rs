@@ -225,6 +225,7 @@ mod tests {
             backtracking: p.to_owned(),
             prefilter: p.to_owned(),
             surrogate_exact: true,
+            min_chars: 0,
         })
         .unwrap()
     }

@@ -34,6 +34,8 @@ pub const BACKTRACK_STEPS_PER_BYTE: usize = 64;
 pub const BACKTRACK_CEILING: usize = 256_000_000;
 /// Total time the backtracking engine may spend on one search.
 pub const BACKTRACK_TIME_LIMIT: Duration = Duration::from_secs(5);
+/// The clock is read at least once per this many bytes of lines tried (and per 256 lines).
+const CLOCK_EVERY_BYTES: usize = 64 << 10;
 /// Compiled-program size limit for the engines (room for Python's explicit Unicode
 /// classes under counted repeats such as `\w{100}`); the lazy DFA cache keeps the
 /// crate's default.
@@ -61,6 +63,9 @@ pub enum MatcherSpec {
         prefilter: String,
         /// Whether every atom treats lone surrogates and U+FFFD alike.
         surrogate_exact: bool,
+        /// Fewest characters a match takes: shorter lines are not handed to the
+        /// backtracking engine (Python's `re` rejects them the same way).
+        min_chars: usize,
     },
 }
 
@@ -156,6 +161,7 @@ pub struct RegexMatcher {
     long_line_forms: Mutex<Vec<(usize, Arc<fancy_regex::Regex>)>>,
     prefilter: Option<regex::bytes::Regex>,
     surrogate_exact: bool,
+    min_chars: usize,
 }
 
 /// The step budget for a line of `len` bytes: [`BACKTRACK_LIMIT`], or
@@ -243,6 +249,7 @@ impl Matcher {
                 backtracking,
                 prefilter,
                 surrogate_exact,
+                min_chars,
             } => {
                 let linear = linear.as_deref().map(compile_linear).transpose()?;
                 // Compile the backtracking form unless the linear one serves every text.
@@ -263,6 +270,7 @@ impl Matcher {
                     long_line_forms: Mutex::new(Vec::new()),
                     prefilter,
                     surrogate_exact,
+                    min_chars,
                 }))
             }
         }
@@ -397,18 +405,29 @@ fn backtrack_lines<S: AsRef<[u8]>>(
     let mut matched = Vec::new();
     // Where the previous line ended, to step to the next one without a lookup.
     let mut prev: Option<(usize, usize)> = None;
+    // Bytes of line tried since the clock was last read: a long line can take the
+    // engine long, so the clock is read after enough bytes as well as enough lines.
+    let mut unclocked = 0usize;
     for (n, i) in lines.into_iter().enumerate() {
-        if n % 256 == 255 && started.elapsed() > BACKTRACK_TIME_LIMIT {
-            return Err(GrepError::TimeLimit {
-                seconds: BACKTRACK_TIME_LIMIT.as_secs(),
-            });
-        }
         let s = match prev {
             Some((line, end)) if line + 1 == i => end + 1,
             _ => index.line_start(i),
         };
         let e = index.line_end_from(s);
         prev = Some((i, e));
+        if e - s < rm.min_chars {
+            // Fewer bytes than the characters a match needs.
+            continue;
+        }
+        unclocked += e - s;
+        if n % 256 == 255 || unclocked >= CLOCK_EVERY_BYTES {
+            unclocked = 0;
+            if started.elapsed() > BACKTRACK_TIME_LIMIT {
+                return Err(GrepError::TimeLimit {
+                    seconds: BACKTRACK_TIME_LIMIT.as_secs(),
+                });
+            }
+        }
         if let Some(fast) = ascii_engine {
             let bytes = &hay[s..e];
             if bytes.is_ascii() {
@@ -446,6 +465,7 @@ mod tests {
             backtracking: backtracking.to_owned(),
             prefilter: String::new(),
             surrogate_exact: true,
+            min_chars: 0,
         })
         .unwrap()
     }
@@ -522,6 +542,29 @@ mod tests {
     }
 
     #[test]
+    fn lines_shorter_than_a_match_skip_the_backtracking_engine() {
+        let idx = TextIndex::new("a\naa\naaa\n\u{e9}\u{e9}").unwrap();
+        let with_min = |min_chars| {
+            Matcher::compile(MatcherSpec::Regex {
+                linear: None,
+                linear_needs_ascii_text: false,
+                backtracking: "(?=)[a\u{e9}]".into(),
+                prefilter: String::new(),
+                surrogate_exact: true,
+                min_chars,
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            with_min(0).matching_lines(&idx, 0, 3).unwrap(),
+            vec![0, 1, 2, 3]
+        );
+        // Lengths are compared in bytes, never fewer than characters: "éé" is 4 bytes.
+        assert_eq!(with_min(3).matching_lines(&idx, 0, 3).unwrap(), vec![2, 3]);
+        assert_eq!(with_min(4).matching_lines(&idx, 0, 3).unwrap(), vec![3]);
+    }
+
+    #[test]
     fn surrogate_text_needs_a_surrogate_exact_pattern() {
         let idx = TextIndex::from_wtf8(b"a\xed\xa0\x80b".to_vec()).unwrap();
         let m = Matcher::compile(MatcherSpec::Regex {
@@ -530,6 +573,7 @@ mod tests {
             backtracking: "a.b".into(),
             prefilter: "a.b".into(),
             surrogate_exact: true,
+            min_chars: 0,
         })
         .unwrap();
         assert_eq!(m.matching_lines(&idx, 0, 0).unwrap(), vec![0]);
@@ -539,6 +583,7 @@ mod tests {
             backtracking: "\u{FFFD}".into(),
             prefilter: "\u{FFFD}".into(),
             surrogate_exact: false,
+            min_chars: 0,
         })
         .unwrap();
         assert_eq!(
