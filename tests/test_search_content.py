@@ -467,6 +467,12 @@ COUNTED_TEXTS = {
         r"(?:\u00e9a){1999,}+\u00e9a",
         r"(b)(?:a\1){2000}",
         r"(?=ab)(?:ab){2500,}c$",
+        # Repeats whose body holds an assertion, an atomic group or a conditional that
+        # is itself repeated: the size written out counts what is inside.
+        r"(?:(?=\w{10})a){20}",
+        r"(?:\w{10}){20}+",
+        r"(?>(?:ab){300}){3}c",
+        r"(a)(?(1)(?:ba){600}|c)",
     ],
 )
 def test_huge_counts_inside_larger_patterns_are_counted_not_written_out(pattern: str, name: str) -> None:

@@ -382,9 +382,9 @@ class _Translator:
             sum(p.steps for p in parts),
         )
 
-    def backtracking_only(self, backtracking: str, prefilter: str) -> _Forms:
+    def backtracking_only(self, backtracking: str, prefilter: str, expanded: int = -1, steps: int = 1) -> _Forms:
         self.needs_backtracking = True
-        return _Forms("", backtracking, prefilter)
+        return _Forms("", backtracking, prefilter, expanded, steps)
 
     def node(self, op: Any, av: Any, flags: int, ctx: Context) -> _Forms:
         if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
@@ -451,11 +451,10 @@ class _Translator:
                 counted = f"(?:(?=){f.backtracking}){q}"
                 if op is not _C.MAX_REPEAT and op is not _C.MIN_REPEAT:
                     counted = f"(?>{counted})"
-                forms = self.backtracking_only(counted, widened)
-                return _Forms(forms.linear, forms.backtracking, forms.prefilter, f.size, f.steps)
+                return self.backtracking_only(counted, widened, f.size, f.steps)
             if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:
                 return _Forms(f"(?:{f.linear}){q}", f"(?:{f.backtracking}){q}", widened, expanded, steps)
-            return self.backtracking_only(f"(?>(?:{f.backtracking}){q})", widened)
+            return self.backtracking_only(f"(?>(?:{f.backtracking}){q})", widened, expanded, steps)
         if op is _C.AT:
             return self.anchor(av, ctx)
         if op is _C.GROUPREF:
@@ -469,16 +468,19 @@ class _Translator:
             y = self.seq(yes, flags, ctx)
             n = self.seq(no, flags, ctx) if no is not None else _Forms.same("")
             return self.backtracking_only(
-                f"(?({group}){y.backtracking}|{n.backtracking})", f"(?:{y.prefilter}|{n.prefilter})"
+                f"(?({group}){y.backtracking}|{n.backtracking})",
+                f"(?:{y.prefilter}|{n.prefilter})",
+                y.size + n.size,
+                y.steps + n.steps,
             )
         if op in (_C.ASSERT, _C.ASSERT_NOT):
             direction, sub = av
             f = self.seq(sub, flags, ctx)
             kind = {(1, True): "=", (1, False): "!", (-1, True): "<=", (-1, False): "<!"}[(direction, op is _C.ASSERT)]
-            return self.backtracking_only(f"(?{kind}{f.backtracking})", "")
+            return self.backtracking_only(f"(?{kind}{f.backtracking})", "", f.size, f.steps)
         if op is getattr(_C, "ATOMIC_GROUP", None):
             f = self.seq(av, flags, ctx)
-            return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})")
+            return self.backtracking_only(f"(?>{f.backtracking})", f"(?:{f.prefilter})", f.size, f.steps)
         if op is getattr(_C, "FAILURE", None):  # CPython 3.13 parses an empty (?!) into FAILURE
             return _Forms.same(_NEVER)
         raise UntranslatablePattern(f"regular expression construct {op} is not supported by the native grep")
