@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -478,9 +479,14 @@ COUNTED_TEXTS = {
 def test_huge_counts_inside_larger_patterns_are_counted_not_written_out(pattern: str, name: str) -> None:
     # The engines would expand each of these into a program too large to compile quickly
     # (or into more states than the lazy DFA keeps); the backtracking engine counts them.
-    translation = translate(pattern, 1 << 17)
-    assert translation.linear is None
-    assert "(?=)" in translation.backtracking
+    try:
+        re.compile(pattern)
+    except re.error:
+        pass  # atomic groups and possessive repeats before 3.11: searched literally, as the reference does
+    else:
+        translation = translate(pattern, 1 << 17)
+        assert translation.linear is None
+        assert "(?=)" in translation.backtracking
     text = COUNTED_TEXTS[name]
     assert search_content(text, pattern=pattern, max_chars=300) == ref_search(text, pattern=pattern, max_chars=300)
 
