@@ -15,7 +15,8 @@ conversation fills half the model's window, so summarization and the emergency s
 * ``cm_stash_10mb_json``: ``Stash.store_message`` of one message holding a ~10 MB JSON tool
   result (the document of ``bench_json.py``) into in-memory storage, from the message to the
   stored bytes; a fresh copy of the message each round (``native-cached``: the same message
-  every round).
+  every round; ``native``: each round also times one round of the reference just before ours,
+  for a ratio from the same stretch of time, see ``paired.py``).
 
 The coroutines are driven by hand (no event loop): nothing in these runs waits on I/O, and an
 event loop's own cost per call would blur the smaller cases.
@@ -48,6 +49,7 @@ from strands_offload.demo.scripted_model import Reply, ScriptedModel
 sys.path.insert(0, str(Path(__file__).parent))
 
 from json_document import build_document  # noqa: E402
+from paired import Paired  # noqa: E402
 
 SIZES = [50, 200, 1000]
 ROUNDS = {50: 60, 200: 30, 1000: 12}
@@ -269,6 +271,13 @@ def big_document_pickle() -> bytes:
     return pickle.dumps(build_document(10_000_000))
 
 
+STASH_ROUNDS = 9
+
+
+def _store(stash: Any, message: dict[str, Any]) -> None:
+    drive(stash.store_message(message))
+
+
 @pytest.mark.parametrize("member", ["reference", "native", "native-cached"])
 def test_stash_10mb_json(benchmark: Any, member: str) -> None:
     """Each round stashes a fresh copy, as a tool result is stashed once, when it arrives.
@@ -285,14 +294,24 @@ def test_stash_10mb_json(benchmark: Any, member: str) -> None:
         storage = our_storage.InMemoryStorage()
         stash = Stash(storage, "bench-session", "bench-agent")
     held: list[dict[str, Any]] = []
+    # ``native``: each round of ours follows one round of the reference (see paired.py).
+    reference_rounds = Paired(
+        "reference",
+        lambda: _tool_result(0, {"json": pickle.loads(raw)}),
+        functools.partial(_store, RefStash(ref_storage.InMemoryStorage(), "bench-session", "bench-agent")),
+    )
 
     def setup() -> tuple[tuple[dict[str, Any]], dict[str, Any]]:
+        if member == "native":
+            reference_rounds.round()
         if not held or member != "native-cached":
             held.clear()  # the previous round's document goes here, not in the timed call
             held.append(_tool_result(0, {"json": pickle.loads(raw)}))
             gc.collect(0)
         return (held[0],), {}
 
-    benchmark.pedantic(lambda message: drive(stash.store_message(message)), setup=setup, rounds=9, warmup_rounds=1)
+    benchmark.pedantic(functools.partial(_store, stash), setup=setup, rounds=STASH_ROUNDS, warmup_rounds=1)
+    if member == "native":
+        reference_rounds.record(benchmark, STASH_ROUNDS)
     stored = drive(storage.read("context/bench-session/scopes/agent/bench-agent/tooluse_00000_0"))
     assert stored == json.dumps(held[0]["content"][0]["toolResult"]["content"][0]).encode()

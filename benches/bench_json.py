@@ -5,7 +5,9 @@ output differs from ``json.dumps`` (no ensure_ascii escapes, its own float text)
 so it is a yardstick, not an implementation. Every round of those groups dumps a
 document freshly loaded by ``json.loads`` (outside the timing): writers that reuse
 UTF-8 copies cached on strings by an earlier round would otherwise look faster
-than they are on a tool's result, which is always fresh.
+than they are on a tool's result, which is always fresh. The ``native`` member of those
+groups also times one orjson round before each of its own (``paired.py``): orjson's
+median from the same stretch of time, beside the separate series.
 
 Run: ``pytest benches/bench_json.py --benchmark-group-by=group``.
 """
@@ -13,6 +15,7 @@ Run: ``pytest benches/bench_json.py --benchmark-group-by=group``.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -23,6 +26,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from json_document import build_cjk_document, build_document  # noqa: E402
+from paired import Paired  # noqa: E402
 from strands_offload import json_dumps, json_dumps_len  # noqa: E402
 from strands_offload._native import json_query  # noqa: E402
 
@@ -190,8 +194,17 @@ def test_fresh_objects(benchmark: Any, member: str, layout: str, kind: str) -> N
     if member == "native":
         assert dump(json.loads(text)) == _dumper("reference", layout == "indent2")(json.loads(text))
 
+    # ``native``: each round of ours follows one orjson round on its own fresh document, when
+    # orjson is installed (see paired.py).
+    pair = member == "native" and importlib.util.find_spec("orjson") is not None
+    peer_rounds = Paired("orjson", lambda: json.loads(text), _dumper("orjson", layout == "indent2")) if pair else None
+
     def fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if peer_rounds is not None:
+            peer_rounds.round()
         return (json.loads(text),), {}
 
     rounds = 3 if member == "reference" else FRESH_ROUNDS
     benchmark.pedantic(dump, setup=fresh, rounds=rounds, warmup_rounds=0)
+    if peer_rounds is not None:
+        peer_rounds.record(benchmark, rounds)

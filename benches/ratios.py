@@ -7,7 +7,9 @@ member's median time (above 1 means we are faster). Groups that also hold a peer
 (the fastest tool we know for the job: an ``orjson`` member, or a ``peer`` and
 ``peer_median`` in ``extra_info``, such as ripgrep's own search time) get a second
 table: our median over the peer's (at most 1 means we are as fast).
-``python benches/ratios.py --peers BENCH.json`` prints that table alone.
+``python benches/ratios.py --peers BENCH.json`` prints that table alone. Groups whose
+member timed its counterpart in alternate rounds (``extra_info["paired"]``, see
+``paired.py``) get one more row, "(alternate rounds)", from those rounds.
 """
 
 from __future__ import annotations
@@ -44,11 +46,23 @@ def _member(name: str) -> str:
     return parts[0]
 
 
+def _paired(report: dict[str, object]) -> dict[str, tuple[str, float, float]]:
+    """Per group: the counterpart timed in alternate rounds with our member (``paired.py``),
+    its median and ours."""
+    found: dict[str, tuple[str, float, float]] = {}
+    for bench in report["benchmarks"]:  # type: ignore[attr-defined]
+        paired = bench.get("extra_info", {}).get("paired")
+        if paired:
+            found[bench["group"]] = (str(paired["member"]), float(paired["median"]), bench["stats"]["median"])
+    return found
+
+
 def table(report: dict[str, object]) -> str:
     groups: dict[str, dict[str, float]] = defaultdict(dict)
     for bench in report["benchmarks"]:  # type: ignore[attr-defined]
         member = str(bench.get("extra_info", {}).get("member") or _member(bench["name"]))
         groups[bench["group"]][member] = bench["stats"]["median"]
+    paired = {g: p for g, p in _paired(report).items() if p[0] == "reference"}
     rows = ["| operation | reference (median) | ours (median) | ratio |", "|---|---|---|---|"]
     for group in sorted(groups):
         members = groups[group]
@@ -61,6 +75,11 @@ def table(report: dict[str, object]) -> str:
             label = group if member == "native" else f"{group} ({member})"
             rows.append(
                 f"| {label} | {reference * 1000:.2f} ms | {seconds * 1000:.3f} ms | {reference / seconds:.1f}x |"
+            )
+        if group in paired:
+            _, theirs, ours = paired[group]
+            rows.append(
+                f"| {group} (alternate rounds) | {theirs * 1000:.2f} ms | {ours * 1000:.3f} ms | {theirs / ours:.1f}x |"
             )
     return "\n".join(rows)
 
@@ -75,6 +94,7 @@ def peer_table(report: dict[str, object]) -> str:
         medians[bench["group"]][member] = bench["stats"]["median"]
         if "peer_median" in extra:  # a peer timed outside pytest-benchmark, beside our member
             outside[bench["group"]] = (str(extra["peer"]), float(extra["peer_median"]))
+    paired = {g: p for g, p in _paired(report).items() if p[0] in PEERS}
     rows = ["| operation | ours (median) | peer (median) | ours / peer |", "|---|---|---|---|"]
     for group in sorted(medians):
         members = medians[group]
@@ -86,6 +106,12 @@ def peer_table(report: dict[str, object]) -> str:
         for peer, theirs in peers:
             if ours is not None:
                 rows.append(f"| {group} | {ours * 1000:.3f} ms | {peer} {theirs * 1000:.3f} ms | {ours / theirs:.2f} |")
+        if group in paired:
+            peer, theirs, mine = paired[group]
+            rows.append(
+                f"| {group} (alternate rounds) | {mine * 1000:.3f} ms | {peer} {theirs * 1000:.3f} ms"
+                f" | {mine / theirs:.2f} |"
+            )
     return "\n".join(rows)
 
 
