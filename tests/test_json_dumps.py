@@ -140,6 +140,32 @@ def test_matches_json_dumps(obj: Any, indent: Any) -> None:
     assert_same(obj, indent)
 
 
+# More keys than the writer sees before it starts caching key texts by address.
+_MANY_KEYS = {f"warm{i}": i for i in range(40)}
+
+
+@given(documents, indents)
+def test_keys_met_again_match_json_dumps(obj: Any, indent: Any) -> None:
+    # The document twice, after enough keys for the key cache: its keys are written
+    # once from their characters and once from the cache.
+    assert_same([_MANY_KEYS, obj, obj, {"again": obj}], indent)
+
+
+def test_key_addresses_reused_after_python_code_are_not_confused() -> None:
+    """Keys made by a dict subclass's ``items()`` die once it is written; the next one's
+    fresh keys often land at the same addresses, with other text."""
+
+    class Fresh(dict):  # type: ignore[type-arg]
+        def items(self):  # type: ignore[no-untyped-def, override]
+            n = self["n"]
+            return [("".join(["k", str(n), "é" * (n % 3)]), n), ("".join(["v", str(n * 7)]), [n])]
+
+    doc = [_MANY_KEYS, *({"plain": i, **{"".join(["p", str(i)]): i}} for i in range(5))]
+    doc += [Fresh(n=i) for i in range(300)]
+    for indent in (None, 2):
+        assert_same(doc, indent)
+
+
 @settings(max_examples=200, deadline=None)
 @given(documents)
 def test_indent_two_matches(obj: Any) -> None:

@@ -9,7 +9,7 @@
 //! and on error paths.
 use std::ffi::c_int;
 
-use offload_core::json::{JsonWriter, Sink};
+use offload_core::json::{JsonWriter, KeyCache, Sink};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -35,6 +35,10 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     /// does (a list or tuple subclass with its own `__iter__`): the caller
     /// then hands the whole call to `json.dumps`.
     pub(crate) needs_json: bool,
+    /// Finished texts of `str` keys met before, by address: an address names
+    /// the same immutable string while no Python code has run (nothing the
+    /// walk holds is freed meanwhile), so the cache's epoch is `python_calls`.
+    keys: KeyCache,
 }
 
 impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
@@ -51,6 +55,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             python_calls: 0,
             indent_arg,
             needs_json: false,
+            keys: KeyCache::default(),
         }
     }
 
@@ -175,6 +180,21 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// Write a dict key as `json` converts it, then `": "`.
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
+        if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
+            let addr = key as usize;
+            self.keys.sync(self.python_calls);
+            if let Some(entry) = self.keys.get(addr) {
+                self.w.raw(entry);
+                return Ok(());
+            }
+            if self.keys.wants() {
+                let text = text_of(self.py, key)?;
+                let w = &mut self.w;
+                if self.keys.put(addr, text.units(), |entry| w.raw(entry)) {
+                    return Ok(());
+                }
+            }
+        }
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type || ffi::PyUnicode_Check(key) != 0 {
             self.string(key)?;
         } else if ffi::PyFloat_Check(key) != 0 {

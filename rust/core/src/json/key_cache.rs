@@ -1,0 +1,151 @@
+//! Object keys written once per dump. Documents such as API records repeat a
+//! few keys, and callers that can name a key's text by a stable identity (an
+//! address, say) copy its finished text from here instead of escaping it again.
+//!
+//! The caller guarantees that an identity names the same text until it calls
+//! [`KeyCache::sync`] with a new epoch, which forgets every entry.
+use super::escape::{escape_raw, escape_room, Units};
+
+/// Slots of the cache (direct-mapped by address).
+const SLOTS: usize = 128;
+/// Longest cached entry: the quoted escape and `": "`.
+const ENTRY: usize = 54;
+/// The writer's own room for one key escape, taken on the stack.
+const SCRATCH: usize = 512;
+/// Keys written before the cache is set up: small dumps never pay for it.
+const WARM_UP: u32 = 32;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    addr: usize,
+    len: u8,
+    text: [u8; ENTRY],
+}
+
+const EMPTY: Slot = Slot {
+    addr: 0,
+    len: 0,
+    text: [0; ENTRY],
+};
+
+/// A direct-mapped cache of finished key texts (`"key": `, ensure_ascii).
+#[derive(Default)]
+pub struct KeyCache {
+    slots: Option<Box<[Slot; SLOTS]>>,
+    /// Keys seen so far (up to [`WARM_UP`]).
+    seen: u32,
+    /// The caller's epoch when the entries were made.
+    epoch: u64,
+}
+
+#[inline(always)]
+fn slot_of(addr: usize) -> usize {
+    // Addresses of heap objects are 16-byte aligned: drop those bits, fold in higher ones.
+    ((addr >> 4) ^ (addr >> 11)) % SLOTS
+}
+
+impl KeyCache {
+    /// Forget every entry if `epoch` is not the one they were made in.
+    #[inline(always)]
+    pub fn sync(&mut self, epoch: u64) {
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            if let Some(slots) = self.slots.as_mut() {
+                slots.iter_mut().for_each(|s| s.addr = 0);
+            }
+        }
+    }
+
+    /// The entry (`"key": `) of the key named `addr`, if cached.
+    #[inline(always)]
+    pub fn get(&self, addr: usize) -> Option<&[u8]> {
+        let slot = &self.slots.as_ref()?[slot_of(addr)];
+        (slot.addr == addr).then(|| &slot.text[..usize::from(slot.len)])
+    }
+
+    /// Whether a miss should be written through [`KeyCache::put`].
+    #[inline(always)]
+    pub fn wants(&mut self) -> bool {
+        if self.slots.is_some() {
+            return true;
+        }
+        self.seen += 1;
+        if self.seen < WARM_UP {
+            return false;
+        }
+        self.slots = Some(Box::new([EMPTY; SLOTS]));
+        true
+    }
+
+    /// Write the entry (`"key": `) of the key named `addr` with characters
+    /// `text` through `out`, and keep it when it fits a slot. `false` (nothing
+    /// written) when the key is too long for the cache's scratch.
+    pub fn put(&mut self, addr: usize, text: Units<'_>, out: impl FnOnce(&[u8])) -> bool {
+        if escape_room(text) + 4 > SCRATCH {
+            return false;
+        }
+        let mut scratch = [0u8; SCRATCH];
+        // SAFETY: the scratch holds the quote, the room `escape_raw` asks for
+        // (checked above) and the three closing bytes.
+        let n = unsafe { escape_raw(scratch.as_mut_ptr().add(1), text) };
+        scratch[0] = b'"';
+        scratch[n + 1..n + 4].copy_from_slice(b"\": ");
+        let entry = &scratch[..n + 4];
+        if let Some(slots) = self.slots.as_mut() {
+            if entry.len() <= ENTRY {
+                let slot = &mut slots[slot_of(addr)];
+                slot.addr = addr;
+                slot.len = entry.len() as u8;
+                slot.text[..entry.len()].copy_from_slice(entry);
+            }
+        }
+        out(entry);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_quoted_escapes_with_the_colon() {
+        let mut cache = KeyCache::default();
+        for _ in 0..WARM_UP - 1 {
+            assert!(!cache.wants());
+        }
+        assert!(cache.wants());
+        let mut written = Vec::new();
+        assert!(cache.put(0x1000, Units::Utf8("café\n"), |e| written
+            .extend_from_slice(e)));
+        assert_eq!(written, b"\"caf\\u00e9\\n\": ");
+        assert_eq!(cache.get(0x1000), Some(&b"\"caf\\u00e9\\n\": "[..]));
+        assert_eq!(cache.get(0x2000), None);
+        // Longer than a slot: written, not kept.
+        let long = "k".repeat(60);
+        written.clear();
+        assert!(cache.put(0x3000, Units::Utf8(&long), |e| written.extend_from_slice(e)));
+        assert_eq!(written, format!("\"{long}\": ").as_bytes());
+        assert_eq!(cache.get(0x3000), None);
+        // Longer than the scratch: left to the caller.
+        assert!(!cache.put(0x4000, Units::Utf8(&"k".repeat(83)), |_| unreachable!()));
+        // Another epoch: everything is forgotten.
+        cache.sync(1);
+        assert_eq!(cache.get(0x1000), None);
+    }
+
+    #[test]
+    fn addresses_sharing_a_slot_replace_each_other() {
+        let mut cache = KeyCache::default();
+        while !cache.wants() {}
+        let a = 0x10;
+        let b = (1..)
+            .map(|k| a + k * 16)
+            .find(|&b| slot_of(b) == slot_of(a))
+            .unwrap();
+        assert!(cache.put(a, Units::Latin1(b"x\xff"), |_| {}));
+        assert!(cache.put(b, Units::Ucs2(&[0x6771]), |_| {}));
+        assert_eq!(cache.get(a), None);
+        assert_eq!(cache.get(b), Some(&b"\"\\u6771\": "[..]));
+    }
+}
