@@ -228,6 +228,36 @@ fn is_plain(unit: u32) -> bool {
     unit < 0x80 && ESCAPED_LEN[unit as usize] == 1
 }
 
+/// Two lowercase hex digits per byte value, as a little-endian `u16`.
+static HEX_PAIRS: [u16; 256] = build_hex_pairs();
+
+const fn build_hex_pairs() -> [u16; 256] {
+    let mut table = [0u16; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = HEX[b >> 4] as u16 | (HEX[b & 0xf] as u16) << 8;
+        b += 1;
+    }
+    table
+}
+
+/// Write `\uXXXX` for a 16-bit `unit` at `dst` in one 8-byte store; the two
+/// bytes past the escape are scribbled on (the writers' slack covers them).
+#[inline(always)]
+unsafe fn put_u_escape_wide(dst: *mut u8, unit: u32) {
+    let hi = u64::from(HEX_PAIRS[(unit >> 8 & 0xff) as usize]);
+    let lo = u64::from(HEX_PAIRS[(unit & 0xff) as usize]);
+    let word = u64::from(b'\\') | u64::from(b'u') << 8 | hi << 16 | lo << 32;
+    std::ptr::write_unaligned(dst.cast::<u64>(), word.to_le());
+}
+
+/// Whether a code unit is written as one `\uXXXX`: from U+0080 on, short of
+/// the astral range (a 32-bit unit there takes a surrogate pair).
+#[inline(always)]
+fn is_single_u_escape(unit: u32) -> bool {
+    (0x80..0x1_0000).contains(&unit)
+}
+
 /// Write `\uXXXX` for one UTF-16 unit at `dst`.
 #[inline(always)]
 unsafe fn put_u_escape(dst: *mut u8, unit: u32) {
@@ -400,6 +430,17 @@ unsafe fn wide_into<U: WideUnit>(mut dst: *mut u8, units: &[U]) -> *mut u8 {
         };
         dst = put_escape(dst, u.into());
         i += 1;
+        // Text outside ASCII comes in runs (words of a script): escape the
+        // run's units straight away, without going back to the block test.
+        while let Some(&u) = units.get(i) {
+            let u: u32 = u.into();
+            if !is_single_u_escape(u) {
+                break;
+            }
+            put_u_escape_wide(dst, u);
+            dst = dst.add(6);
+            i += 1;
+        }
     }
 }
 
@@ -608,6 +649,56 @@ mod tests {
             push_escaped_code_point(&mut v, cp);
         }
         v
+    }
+
+    /// Runs of escaped units (words of a script, surrogates, astral code
+    /// points, controls) between plain stretches, as every unit kind.
+    #[test]
+    fn runs_of_escapes_agree_with_one_by_one() {
+        let pool: [u32; 14] = [
+            b'a'.into(),
+            b' '.into(),
+            0x22,
+            0x5c,
+            0x0a,
+            0x1f,
+            0x7f,
+            0xe9,
+            0xff,
+            0x0434,
+            0x6771,
+            0xd83d,
+            0xdfff,
+            0xffff,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..3000 {
+            let len = (next() % 70) as usize;
+            let astral = next() % 3 == 0;
+            let cps: Vec<u32> = (0..len)
+                .map(|_| match next() % 10 {
+                    0 if astral => 0x1f680,
+                    0..=2 => pool[(next() % 4) as usize],
+                    _ => pool[(next() % pool.len() as u64) as usize],
+                })
+                .collect();
+            let want = one_by_one(&cps);
+            let mut out = b"x".to_vec();
+            escape_into(&mut out, Units::Ucs4(&cps));
+            assert_eq!(&out[1..], &want[..], "{cps:x?}");
+            if !astral {
+                let units: Vec<u16> = cps.iter().map(|&c| c as u16).collect();
+                let mut out = Vec::new();
+                escape_into(&mut out, Units::Ucs2(&units));
+                assert_eq!(out, want, "{cps:x?}");
+            }
+        }
     }
 
     /// Every kind of units agrees with the oracle at every length and at
