@@ -69,6 +69,9 @@ pub(crate) struct Probe<'a> {
     pub needle: &'a [u8],
     pub i1: usize,
     pub i2: usize,
+    /// Whether byte `i1` is rare enough that most slices hold none: then the
+    /// compare of byte `i2` is done only in slices that hold one.
+    pub gate: bool,
 }
 
 /// Whether [`block_census_probe`] runs on this CPU.
@@ -99,11 +102,11 @@ pub(crate) fn block_census_probe(
     None
 }
 
-/// The census loop of [`block_census_avx2`] with the probe folded in: the byte at the
-/// needle's lower probe offset is compared in the vectors already loaded for the
-/// census (so a candidate start lies `lo` bytes before), the other one in a load
-/// `hi - lo` bytes further on. Every position is compared once over all blocks, so
-/// every start is, in ascending order.
+/// The census loop of [`block_census_avx2`] with the probe folded in: the needle's
+/// rarer probe byte (`i1`) is compared in the vectors already loaded for the census
+/// (so a candidate start lies `i1` bytes before), the other one (`i2`) in a load
+/// `i2 - i1` bytes away (before or after). Every position is compared once over all
+/// blocks, so every start is, in ascending order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn block_census_probe_avx2(
@@ -113,30 +116,78 @@ unsafe fn block_census_probe_avx2(
     probe: &Probe<'_>,
     hit: &mut impl FnMut(usize),
 ) -> (usize, u32) {
+    let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
+    // SAFETY: the CPU supports AVX2 (this function's own requirement).
+    let (newlines, mask, slices) = unsafe {
+        if probe.gate {
+            block_scan::<true>(data, at, len, probe, &mut candidates)
+        } else {
+            block_scan::<false>(data, at, len, probe, &mut candidates)
+        }
+    };
+    let needle = probe.needle;
+    let mut check = |pos: usize| {
+        // `pos` holds the needle's byte `i1`: the candidate starts `i1` before.
+        if let Some(start) = pos.checked_sub(probe.i1) {
+            if data[start..].starts_with(needle) {
+                hit(start);
+            }
+        }
+    };
+    let mut slices = slices;
+    while slices != 0 {
+        let slice = slices.trailing_zeros() as usize;
+        slices &= slices - 1;
+        // SAFETY: `block_scan` wrote the bits of every slice it flags.
+        let mut bits = unsafe { candidates[slice].assume_init() };
+        let start = at + slice * SLICE;
+        while bits != 0 {
+            check(start + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+    let rest = len / SLICE * SLICE;
+    (at + rest..at + len).for_each(check);
+    (newlines, mask)
+}
+
+/// The vector loop of [`block_census_probe_avx2`]: the block's census, plus a mask
+/// of the full slices that hold candidates, whose position bits (where the probe's
+/// byte `i1` sits with byte `i2` at its place, or all bits where the second load
+/// would reach outside the text) go to `candidates[slice]`. The positions of a
+/// partial last slice are left to the caller. No calls inside: a call clobbers every
+/// vector register, and calling out of this loop made the compiler keep the vectors
+/// on the stack. With `GATE`, the second load and compare are skipped for a slice
+/// whose vectors hold no byte `i1`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_scan<const GATE: bool>(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probe: &Probe<'_>,
+    candidates: &mut [std::mem::MaybeUninit<u128>; 32],
+) -> (usize, u32, u32) {
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_extract_epi64, _mm256_loadu_si256,
         _mm256_movemask_epi8, _mm256_or_si256, _mm256_sad_epu8, _mm256_set1_epi8,
         _mm256_setzero_si256, _mm256_sub_epi8,
     };
     let needle = probe.needle;
-    let (lo, hi) = (probe.i1.min(probe.i2), probe.i1.max(probe.i2));
-    let gap = hi - lo;
-    let b_lo = _mm256_set1_epi8(needle[lo] as i8);
-    let b_hi = _mm256_set1_epi8(needle[hi] as i8);
+    let (near, other) = (probe.i1, probe.i2);
+    let b_near = _mm256_set1_epi8(needle[near] as i8);
+    let b_other = _mm256_set1_epi8(needle[other] as i8);
     let newline = _mm256_set1_epi8(b'\n' as i8);
-    let mut check = |pos: usize| {
-        // `pos` holds the needle's byte `lo`: the candidate starts `lo` before.
-        if let Some(start) = pos.checked_sub(lo) {
-            if data[start..].starts_with(needle) {
-                hit(start);
-            }
-        }
-    };
+    // The second load of slice `start` covers `start + other - near ..` (128 bytes):
+    // inside the text for starts in `first_far..=last_far`.
+    let first_far = near.saturating_sub(other);
+    let last_far = (data.len() + near).checked_sub(other + SLICE);
     let block = &data[at..at + len];
     let full = len / SLICE;
     let mut lanes = _mm256_setzero_si256();
     let mut mask = 0u32;
-    for i in 0..full {
+    let mut slices = 0u32;
+    for (i, cand) in candidates.iter_mut().enumerate().take(full) {
         let start = at + i * SLICE;
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
@@ -153,29 +204,36 @@ unsafe fn block_census_probe_avx2(
         }
         let any = _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]));
         mask |= u32::from(_mm256_movemask_epi8(any) != 0) << i;
-        if start + SLICE + gap > data.len() {
-            // The far probe byte would lie past the end: one position at a time.
-            (start..start + SLICE).for_each(&mut check);
-            continue;
-        }
-        // SAFETY: `start + gap + 127 < data.len()`, checked just above.
-        let far = |k: usize| unsafe { _mm256_loadu_si256(p.add(k * 32 + gap).cast::<__m256i>()) };
-        let c = [0, 1, 2, 3].map(|k| {
-            _mm256_and_si256(
-                _mm256_cmpeq_epi8(v[k], b_lo),
-                _mm256_cmpeq_epi8(far(k), b_hi),
-            )
-        });
-        let any = _mm256_or_si256(_mm256_or_si256(c[0], c[1]), _mm256_or_si256(c[2], c[3]));
-        if _mm256_movemask_epi8(any) != 0 {
-            for (k, m) in c.into_iter().enumerate() {
-                let mut m = _mm256_movemask_epi8(m) as u32;
-                while m != 0 {
-                    check(start + k * 32 + m.trailing_zeros() as usize);
-                    m &= m - 1;
-                }
+        let near_eq = v.map(|x| _mm256_cmpeq_epi8(x, b_near));
+        if GATE {
+            let any = _mm256_or_si256(
+                _mm256_or_si256(near_eq[0], near_eq[1]),
+                _mm256_or_si256(near_eq[2], near_eq[3]),
+            );
+            if _mm256_movemask_epi8(any) == 0 {
+                continue;
             }
         }
+        let bits = if start < first_far || last_far.is_none_or(|last| start > last) {
+            // The second load would reach outside the text: every position.
+            u128::MAX
+        } else {
+            // SAFETY: `start + other - near ..` plus 128 bytes lies inside `data`,
+            // checked just above.
+            let q = unsafe { data.as_ptr().add(start + other - near) };
+            let far = |k: usize| unsafe { _mm256_loadu_si256(q.add(k * 32).cast::<__m256i>()) };
+            let c = [0, 1, 2, 3]
+                .map(|k| _mm256_and_si256(near_eq[k], _mm256_cmpeq_epi8(far(k), b_other)));
+            let any = _mm256_or_si256(_mm256_or_si256(c[0], c[1]), _mm256_or_si256(c[2], c[3]));
+            if _mm256_movemask_epi8(any) == 0 {
+                continue;
+            }
+            c.into_iter().enumerate().fold(0u128, |bits, (k, c)| {
+                bits | u128::from(_mm256_movemask_epi8(c) as u32) << (k * 32)
+            })
+        };
+        cand.write(bits);
+        slices |= 1 << i;
     }
     let sums = _mm256_sad_epu8(lanes, _mm256_setzero_si256());
     let mut newlines = (_mm256_extract_epi64::<0>(sums)
@@ -183,13 +241,11 @@ unsafe fn block_census_probe_avx2(
         + _mm256_extract_epi64::<2>(sums)
         + _mm256_extract_epi64::<3>(sums)) as usize;
     if full * SLICE < len {
-        let rest = full * SLICE;
-        let (n, last) = block_census_portable(&block[rest..]);
-        newlines += n;
+        let (count, last) = block_census_portable(&block[full * SLICE..]);
+        newlines += count;
         mask |= last << full;
-        (at + rest..at + len).for_each(&mut check);
     }
-    (newlines, mask)
+    (newlines, mask, slices)
 }
 
 /// One-byte counters over 128-byte slices: the compiler turns the inner loop into
@@ -215,6 +271,69 @@ fn block_census_portable(block: &[u8]) -> (usize, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs the probe over `text` block by block, as the index does, and checks the
+    /// census and the hits against a plain scan.
+    fn probe_agrees(text: &[u8], needle: &[u8], i1: usize, i2: usize, gate: bool) {
+        if !can_probe() {
+            return;
+        }
+        let probe = Probe {
+            needle,
+            i1,
+            i2,
+            gate,
+        };
+        let mut hits = Vec::new();
+        for at in (0..text.len()).step_by(32 * SLICE) {
+            let len = (text.len() - at).min(32 * SLICE);
+            let found = block_census_probe(text, at, len, &probe, &mut |s| hits.push(s));
+            assert_eq!(found, Some(block_census(&text[at..at + len])), "{at}");
+        }
+        let expected: Vec<usize> = (0..text.len())
+            .filter(|&s| text[s..].starts_with(needle))
+            .collect();
+        assert_eq!(hits, expected, "{needle:?} {i1} {i2} {gate}");
+    }
+
+    #[test]
+    fn probe_finds_every_start_in_order_gated_or_not() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for len in [0usize, 5, 127, 128, 4095, 4096, 4097, 9000, 3 * 4096 + 77] {
+            let mut text: Vec<u8> = (0..len)
+                .map(|i| match i % 53 {
+                    52 => b'\n',
+                    7 => b'z', // the gate byte, in every slice
+                    _ => b'a' + (i * 7 % 5) as u8,
+                })
+                .collect();
+            // Needles at the start, across slice and block edges, overlapping, at the end.
+            for at in [0, 120, 125, 4090, 4094, 4095, 8190, 8192, 8193, 8196] {
+                if at + 6 <= len {
+                    text[at..at + 6].copy_from_slice(b"xqzxqz");
+                }
+            }
+            if len >= 6 {
+                text[len - 6..].copy_from_slice(b"zxqzxq");
+            }
+            texts.push(text);
+        }
+        // A non-ASCII slice.
+        texts.push("é\nxqz ".repeat(2000).into_bytes());
+        for text in &texts {
+            for needle in [&b"xqz"[..], b"zxq", b"qzxqz", b"xq", b"zz"] {
+                for i1 in 0..needle.len() {
+                    for i2 in 0..needle.len() {
+                        if i1 != i2 {
+                            for gate in [false, true] {
+                                probe_agrees(text, needle, i1, i2, gate);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn counts_newlines_and_spots_non_ascii_slices() {

@@ -110,8 +110,16 @@ impl<'m> FollowScan<'m> {
         let probe = match engine {
             BufferSearch::Literal(finder) if finder.needle().len() >= 2 && can_probe() => {
                 let needle = finder.needle();
-                let (i1, i2) = rare_pair(needle, &data[..data.len().min(SAMPLE)]);
-                Some(Probe { needle, i1, i2 })
+                let sample = &data[..data.len().min(SAMPLE)];
+                let (i1, i2) = rare_pair(needle, sample);
+                let seen = memchr::memchr_iter(needle[i1], sample).count();
+                let gate = seen * GATE_BYTES_PER_HIT <= sample.len();
+                Some(Probe {
+                    needle,
+                    i1,
+                    i2,
+                    gate,
+                })
             }
             _ => None,
         };
@@ -133,6 +141,10 @@ impl<'m> FollowScan<'m> {
 
 /// Bytes of the text sampled to rank the needle's bytes by how rare they are there.
 const SAMPLE: usize = 16 << 10;
+
+/// The probe's rarer byte gates the compare of the other one when the sample holds
+/// at most one per this many bytes: most 128-byte slices then hold none, and skip it.
+const GATE_BYTES_PER_HIT: usize = 512;
 
 /// Two offsets of `needle` whose bytes are rare in `sample` and that sit apart: bytes
 /// next to each other in the needle often sit next to each other in the text too
