@@ -16,6 +16,25 @@ pub(crate) fn block_census(block: &[u8]) -> (usize, u32) {
     block_census_portable(block)
 }
 
+/// How far ahead of a census loop its bytes are asked into L1. Both loops wait on
+/// their loads (a 10 MB text comes from L3, the hardware prefetcher alone leaves
+/// the loads stalling); 512 to 2048 bytes ahead measured alike.
+const PREFETCH_AHEAD: usize = 1024;
+
+/// Asks for the two cache lines `PREFETCH_AHEAD` bytes after `p` (a 128-byte slice).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_ahead(p: *const u8) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let ahead = p.wrapping_add(PREFETCH_AHEAD);
+    // SAFETY: a prefetch is a hint: it never faults (also past the text's end) and
+    // the pointer is not dereferenced.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
+        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(64).cast());
+    }
+}
+
 /// Four 32-byte vectors per slice: newlines summed in one-byte lanes (at most 4 per
 /// lane per slice, 128 per block), the slice's non-ASCII test one `movemask`.
 #[cfg(target_arch = "x86_64")]
@@ -31,6 +50,7 @@ unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
     let mut lanes = _mm256_setzero_si256();
     let mut mask = 0u32;
     for (i, slice) in block.chunks_exact(SLICE).enumerate() {
+        prefetch_ahead(slice.as_ptr());
         let p = slice.as_ptr().cast::<__m256i>();
         // SAFETY: `slice` holds 128 bytes, four unaligned 32-byte loads.
         let (a, b, c, d) = unsafe {
@@ -191,6 +211,7 @@ unsafe fn block_scan<const GATE: bool>(
         let start = at + i * SLICE;
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
+        prefetch_ahead(p);
         let v = unsafe {
             [
                 _mm256_loadu_si256(p.cast::<__m256i>()),
