@@ -87,6 +87,9 @@ unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Probe<'a> {
     pub needle: &'a [u8],
+    /// Per needle byte, what to OR into a text byte before comparing: `0x20` where
+    /// the needle holds a lowercase letter to match in either case. `None`: exact.
+    pub fold: Option<&'a [u8]>,
     pub i1: usize,
     pub i2: usize,
     /// Whether byte `i1` is rare enough that most slices hold none: then the
@@ -139,19 +142,30 @@ unsafe fn block_census_probe_avx2(
     let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
     // SAFETY: the CPU supports AVX2 (this function's own requirement).
     let (newlines, mask, slices) = unsafe {
-        if probe.gate {
-            block_scan::<true>(data, at, len, probe, &mut candidates)
-        } else {
-            block_scan::<false>(data, at, len, probe, &mut candidates)
+        match (probe.gate, probe.fold.is_some()) {
+            (false, false) => block_scan::<false, false>(data, at, len, probe, &mut candidates),
+            (true, false) => block_scan::<true, false>(data, at, len, probe, &mut candidates),
+            (false, true) => block_scan::<false, true>(data, at, len, probe, &mut candidates),
+            (true, true) => block_scan::<true, true>(data, at, len, probe, &mut candidates),
         }
     };
     let needle = probe.needle;
     let mut check = |pos: usize| {
         // `pos` holds the needle's byte `i1`: the candidate starts `i1` before.
-        if let Some(start) = pos.checked_sub(probe.i1) {
-            if data[start..].starts_with(needle) {
-                hit(start);
-            }
+        let Some(start) = pos.checked_sub(probe.i1) else {
+            return;
+        };
+        let found = match probe.fold {
+            None => data[start..].starts_with(needle),
+            Some(fold) => data.get(start..start + needle.len()).is_some_and(|w| {
+                w.iter()
+                    .zip(needle)
+                    .zip(fold)
+                    .all(|((&b, &n), &f)| b | f == n)
+            }),
+        };
+        if found {
+            hit(start);
         }
     };
     let mut slices = slices;
@@ -178,10 +192,11 @@ unsafe fn block_census_probe_avx2(
 /// partial last slice are left to the caller. No calls inside: a call clobbers every
 /// vector register, and calling out of this loop made the compiler keep the vectors
 /// on the stack. With `GATE`, the second load and compare are skipped for a slice
-/// whose vectors hold no byte `i1`.
+/// whose vectors hold no byte `i1`. With `FOLD`, text bytes are ORed with the
+/// probe's fold before the compares.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn block_scan<const GATE: bool>(
+unsafe fn block_scan<const GATE: bool, const FOLD: bool>(
     data: &[u8],
     at: usize,
     len: usize,
@@ -197,6 +212,9 @@ unsafe fn block_scan<const GATE: bool>(
     let (near, other) = (probe.i1, probe.i2);
     let b_near = _mm256_set1_epi8(needle[near] as i8);
     let b_other = _mm256_set1_epi8(needle[other] as i8);
+    let fold_of = |i: usize| _mm256_set1_epi8(probe.fold.map_or(0, |f| f[i]) as i8);
+    let (f_near, f_other) = (fold_of(near), fold_of(other));
+    let folded = |x: __m256i, f: __m256i| if FOLD { _mm256_or_si256(x, f) } else { x };
     let newline = _mm256_set1_epi8(b'\n' as i8);
     // The second load of slice `start` covers `start + other - near ..` (128 bytes):
     // inside the text for starts in `first_far..=last_far`.
@@ -225,7 +243,7 @@ unsafe fn block_scan<const GATE: bool>(
         }
         let any = _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]));
         mask |= u32::from(_mm256_movemask_epi8(any) != 0) << i;
-        let near_eq = v.map(|x| _mm256_cmpeq_epi8(x, b_near));
+        let near_eq = v.map(|x| _mm256_cmpeq_epi8(folded(x, f_near), b_near));
         if GATE {
             let any = _mm256_or_si256(
                 _mm256_or_si256(near_eq[0], near_eq[1]),
@@ -243,8 +261,10 @@ unsafe fn block_scan<const GATE: bool>(
             // checked just above.
             let q = unsafe { data.as_ptr().add(start + other - near) };
             let far = |k: usize| unsafe { _mm256_loadu_si256(q.add(k * 32).cast::<__m256i>()) };
-            let c = [0, 1, 2, 3]
-                .map(|k| _mm256_and_si256(near_eq[k], _mm256_cmpeq_epi8(far(k), b_other)));
+            let c = [0, 1, 2, 3].map(|k| {
+                let eq = _mm256_cmpeq_epi8(folded(far(k), f_other), b_other);
+                _mm256_and_si256(near_eq[k], eq)
+            });
             let any = _mm256_or_si256(_mm256_or_si256(c[0], c[1]), _mm256_or_si256(c[2], c[3]));
             if _mm256_movemask_epi8(any) == 0 {
                 continue;
@@ -301,6 +321,7 @@ mod tests {
         }
         let probe = Probe {
             needle,
+            fold: None,
             i1,
             i2,
             gate,

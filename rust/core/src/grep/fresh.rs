@@ -3,7 +3,8 @@
 //!
 //! Indexing reads the whole text (newline counts, the UTF-8 check) and so does the
 //! search; neither needs the other until the matching lines are numbered. The search
-//! rides along the indexing read: a literal inside it (see [`Probe`]), anything else
+//! rides along the indexing read: a literal inside it (see [`Probe`]; also a pattern
+//! that is a literal up to ASCII case, such as `(?i)python`), anything else
 //! 64 KiB behind it, on bytes still in cache. (A second thread for the search was
 //! tried: on a busy two-core machine it waited for a core more often than it
 //! overlapped.) Windows end on a `"\n"` (or the end of the text): matches never hold
@@ -27,7 +28,10 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     let Some(engine) = engine else {
         return respond(&TextIndex::new(data)?, query, None);
     };
-    let mut scan = FollowScan::new(engine, data);
+    let folded = query
+        .pattern
+        .and_then(|(_, matcher)| matcher.folded_literal());
+    let mut scan = FollowScan::new(engine, folded, data);
     let index = TextIndex::new_following(data, &mut scan)?;
     let found = number_hits(&index, &scan.hits, lines_to_fill(query.max_chars));
     respond(&index, query, Some(found))
@@ -88,7 +92,8 @@ fn number_hits<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize], needed: usi
 }
 
 /// Matching lines found so far, one of two ways:
-/// - probing: a literal is looked for inside the indexing read itself, each block
+/// - probing: a literal (or a case-folded ASCII literal, see
+///   [`Matcher::folded_literal`]) is looked for inside the indexing read itself, each block
 ///   probed for two rare bytes of the needle in the vectors loaded to count its
 ///   newlines; while its hits stay sparse;
 /// - windows: the engine searches the lines read so far, 64 KiB behind the read.
@@ -104,25 +109,40 @@ struct FollowScan<'m> {
 /// Probing stops once the hits are denser than one per this many bytes: each
 /// occurrence is then checked, while a window search skips the rest of a matching line.
 const PROBE_BYTES_PER_HIT: usize = 2048;
+/// The same for a case-folded literal, whose window search (the regex engine) is
+/// several times slower per byte than a literal's.
+const FOLDED_PROBE_BYTES_PER_HIT: usize = 256;
 
 impl<'m> FollowScan<'m> {
-    fn new(engine: BufferSearch<'m>, data: &[u8]) -> Self {
-        let probe = match engine {
-            BufferSearch::Literal(finder) if finder.needle().len() >= 2 && can_probe() => {
-                let needle = finder.needle();
-                let sample = &data[..data.len().min(SAMPLE)];
-                let (i1, i2) = rare_pair(needle, sample);
-                let seen = memchr::memchr_iter(needle[i1], sample).count();
-                let gate = seen * GATE_BYTES_PER_HIT <= sample.len();
-                Some(Probe {
-                    needle,
-                    i1,
-                    i2,
-                    gate,
-                })
-            }
-            _ => None,
+    /// `folded`: the matcher's case-folded literal form, if any (see
+    /// [`Matcher::folded_literal`]), probed like a literal.
+    fn new(engine: BufferSearch<'m>, folded: Option<(&'m [u8], &'m [u8])>, data: &[u8]) -> Self {
+        let (needle, fold) = match (engine, folded) {
+            (BufferSearch::Literal(finder), _) => (finder.needle(), None),
+            (BufferSearch::Regex(_), Some((lower, fold))) => (lower, Some(fold)),
+            _ => (&[][..], None),
         };
+        let probe = (needle.len() >= 2 && can_probe()).then(|| {
+            let sample = &data[..data.len().min(SAMPLE)];
+            let mut seen = [0usize; 256];
+            for &b in sample {
+                seen[usize::from(b)] += 1;
+            }
+            // How often needle byte `i` sits in the sample, in either case where folded.
+            let count = |i: usize| {
+                let b = needle[i];
+                let f = fold.map_or(0, |f: &[u8]| f[i]);
+                seen[usize::from(b)] + if f != 0 { seen[usize::from(b ^ f)] } else { 0 }
+            };
+            let (i1, i2) = rare_pair(needle.len(), &count);
+            Probe {
+                needle,
+                fold,
+                i1,
+                i2,
+                gate: count(i1) * GATE_BYTES_PER_HIT <= sample.len(),
+            }
+        });
         FollowScan {
             engine,
             probe,
@@ -146,23 +166,19 @@ const SAMPLE: usize = 16 << 10;
 /// at most one per this many bytes: most 128-byte slices then hold none, and skip it.
 const GATE_BYTES_PER_HIT: usize = 512;
 
-/// Two offsets of `needle` whose bytes are rare in `sample` and that sit apart: bytes
-/// next to each other in the needle often sit next to each other in the text too
-/// (`req=` in a log), which would make every line a candidate.
-fn rare_pair(needle: &[u8], sample: &[u8]) -> (usize, usize) {
-    let mut seen = [0u32; 256];
-    for &b in sample {
-        seen[usize::from(b)] += 1;
-    }
+/// Two offsets of a needle of `len` bytes whose bytes are rare (`count(i)`: how
+/// often byte `i` sits in a sample of the text) and that sit apart: bytes next to
+/// each other in the needle often sit next to each other in the text too (`req=` in
+/// a log), which would make every line a candidate.
+fn rare_pair(len: usize, count: &dyn Fn(usize) -> usize) -> (usize, usize) {
     let rarest = |skip: &dyn Fn(usize) -> bool| {
-        (0..needle.len())
+        (0..len)
             .filter(|&i| !skip(i))
-            .min_by_key(|&i| (seen[usize::from(needle[i])], std::cmp::Reverse(i)))
+            .min_by_key(|&i| (count(i), std::cmp::Reverse(i)))
     };
     let i1 = rarest(&|_| false).unwrap_or(0);
-    let apart = 4.min(needle.len() - 1);
-    let i2 =
-        rarest(&|i| i.abs_diff(i1) < apart).unwrap_or(needle.len() - 1 - i1.min(needle.len() - 1));
+    let apart = 4.min(len - 1);
+    let i2 = rarest(&|i| i.abs_diff(i1) < apart).unwrap_or(len - 1 - i1.min(len - 1));
     (i1, i2)
 }
 
@@ -179,8 +195,13 @@ impl Follower for FollowScan<'_> {
         let Some(found) = block_census_probe(data, at, len, &probe, &mut on_hit) else {
             unreachable!("a probe is only set up where it runs");
         };
-        if self.hits.len() * PROBE_BYTES_PER_HIT > at + len && at + len >= 16 * BLOCK_BYTES {
-            // Dense hits: windows from here on. Starts before `at + len - lo` were all
+        let bytes_per_hit = if probe.fold.is_some() {
+            FOLDED_PROBE_BYTES_PER_HIT
+        } else {
+            PROBE_BYTES_PER_HIT
+        };
+        if self.hits.len() * bytes_per_hit > at + len && at + len >= 16 * BLOCK_BYTES {
+            // Dense hits: windows from here on. Starts before `at + len - i1` were all
             // probed, so searching again from `pos` finds no line twice.
             self.probe = None;
         }
@@ -298,6 +319,45 @@ mod tests {
     }
 
     #[test]
+    fn case_folded_probe_gives_the_whole_text_answer() {
+        // `(?i)python` as translated: probed case-blind in the read, sparse hits at
+        // block and window edges and at the end, then dense hits (windows take over).
+        let pattern = "[Pp][Yy][Tt][Hh][Oo][Nn]";
+        let m = regex(pattern);
+        assert!(m.folded_literal().is_some());
+        for len in [6usize, 5000, 70_000, 300_001] {
+            let mut text: Vec<u8> = (0..len)
+                .map(|i| match i % 71 {
+                    70 => b'\n',
+                    5 => b'P',
+                    9 => b'n',
+                    _ => b"pythoYTHONx"[i % 11],
+                })
+                .collect();
+            let words: [&[u8]; 4] = [b"python", b"PYTHON", b"pYtHoN", b"pythoN"];
+            for (k, at) in [0, 4090, 4093, 65_530, 65_536, len / 3, len - 6]
+                .into_iter()
+                .enumerate()
+            {
+                if at + 6 <= len {
+                    text[at..at + 6].copy_from_slice(words[k % 4]);
+                }
+            }
+            if len > 200_000 {
+                for at in (200_000..len - 6).step_by(40) {
+                    text[at..at + 6].copy_from_slice(b"Python");
+                }
+            }
+            let (fresh, indexed) = both(&text, &m, pattern);
+            assert_eq!(fresh, indexed, "{len}");
+        }
+        // Near misses: another letter with the case bit set is no match.
+        let text = b"pythom\nPYTH0N\npython_\n".repeat(500);
+        let (fresh, indexed) = both(&text, &m, pattern);
+        assert_eq!(fresh, indexed);
+    }
+
+    #[test]
     fn only_the_lines_a_budget_shows_are_numbered() {
         // Many short matching lines, numbers of growing width: every budget (and
         // context) gives what the whole list of lines gives.
@@ -320,12 +380,17 @@ mod tests {
         }
     }
 
+    fn pair_in(needle: &[u8], sample: &[u8]) -> (usize, usize) {
+        let count = |i: usize| sample.iter().filter(|&&b| b == needle[i]).count();
+        rare_pair(needle.len(), &count)
+    }
+
     #[test]
     fn the_probe_pair_is_rare_and_apart() {
         let log = b"req=12ab req=34cd req=56ef\n".repeat(100);
-        let (i1, i2) = rare_pair(b"req=deadbeef", &log);
+        let (i1, i2) = pair_in(b"req=deadbeef", &log);
         assert!(i1.abs_diff(i2) >= 4, "{i1} {i2}");
-        let (i1, i2) = rare_pair(b"abc", b"aaabbbccc");
+        let (i1, i2) = pair_in(b"abc", b"aaabbbccc");
         assert_ne!(i1, i2);
     }
 

@@ -162,6 +162,39 @@ pub struct RegexMatcher {
     prefilter: Option<regex::bytes::Regex>,
     surrogate_exact: bool,
     min_chars: usize,
+    /// The linear pattern as a case-folded ASCII literal, when it is one (see
+    /// [`folded_literal`]).
+    folded: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A pattern that is only ASCII letters, digits, `_` and classes `[Xx]` of one
+/// letter's two cases (what `(?i)python` translates to) matches exactly where its
+/// bytes sit with each class's byte compared case-blind: the needle with its
+/// letters lowercased, and per byte what to OR into a text byte before comparing
+/// (`0x20` for a class, 0 otherwise). Anything else, `None`.
+fn folded_literal(pattern: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+    let p = pattern.as_bytes();
+    let (mut lower, mut fold) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < p.len() {
+        let b = p[i];
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            lower.push(b);
+            fold.push(0);
+            i += 1;
+        } else if b == b'[' && p.len() >= i + 4 && p[i + 3] == b']' {
+            let (x, y) = (p[i + 1], p[i + 2]);
+            if !(x.is_ascii_alphabetic() && x != y && x.eq_ignore_ascii_case(&y)) {
+                return None;
+            }
+            lower.push(x.to_ascii_lowercase());
+            fold.push(0x20);
+            i += 4;
+        } else {
+            return None;
+        }
+    }
+    fold.contains(&0x20).then_some((lower, fold))
 }
 
 /// The step budget for a line of `len` bytes: [`BACKTRACK_LIMIT`], or
@@ -262,7 +295,12 @@ impl Matcher {
                 } else {
                     (None, None)
                 };
+                let folded = match (&linear, linear_needs_ascii_text) {
+                    (Some(re), false) => folded_literal(re.as_str()),
+                    _ => None,
+                };
                 Ok(Matcher::Regex(RegexMatcher {
+                    folded,
                     linear,
                     linear_needs_ascii_text,
                     backtracking: compiled,
@@ -288,6 +326,18 @@ impl Matcher {
                 linear_needs_ascii_text: false,
                 ..
             }) => Some(BufferSearch::Regex(re)),
+            _ => None,
+        }
+    }
+
+    /// For a regular expression whose [`Self::buffer_search`] is a case-folded ASCII
+    /// literal: the lowercased needle and the per-byte fold (see `folded_literal`).
+    pub(crate) fn folded_literal(&self) -> Option<(&[u8], &[u8])> {
+        match self {
+            Matcher::Regex(RegexMatcher {
+                folded: Some((lower, fold)),
+                ..
+            }) => Some((lower, fold)),
             _ => None,
         }
     }
@@ -457,6 +507,31 @@ fn backtrack_lines<S: AsRef<[u8]>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folded_literals_are_letters_digits_and_case_pairs_only() {
+        let folded = |p: &str| folded_literal(p);
+        assert_eq!(
+            folded("[Pp]y_[tT]9"),
+            Some((b"py_t9".to_vec(), vec![0x20, 0, 0, 0x20, 0]))
+        );
+        for p in [
+            "abc",
+            "[Ii\\x{130}-\\x{131}]",
+            "[Pp]+",
+            "[PQ]",
+            "[pp]",
+            "[P]p",
+            "[Pp",
+            "[Pp]\\d",
+            "(?i)[Pp]",
+            "[Pp].",
+            "[1!]",
+            "",
+        ] {
+            assert_eq!(folded(p), None, "{p}");
+        }
+    }
 
     fn regex(linear: Option<&str>, backtracking: &str) -> Matcher {
         Matcher::compile(MatcherSpec::Regex {
