@@ -28,9 +28,13 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     let Some(engine) = engine else {
         return respond(&TextIndex::new(data)?, query, None);
     };
+    // Not yet a folded literal whose classes hold characters outside ASCII: the probe
+    // alone would miss their matches.
     let folded = query
         .pattern
-        .and_then(|(_, matcher)| matcher.folded_literal());
+        .and_then(|(_, matcher)| matcher.folded_literal())
+        .filter(|(_, _, extras)| extras.is_empty())
+        .map(|(lower, fold, _)| (lower, fold));
     let mut scan = FollowScan::new(engine, folded, data);
     let index = TextIndex::new_following(data, &mut scan)?;
     let found = number_hits(&index, &scan.hits, lines_to_fill(query.max_chars));

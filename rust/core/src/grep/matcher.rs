@@ -164,37 +164,97 @@ pub struct RegexMatcher {
     min_chars: usize,
     /// The linear pattern as a case-folded ASCII literal, when it is one (see
     /// [`folded_literal`]).
-    folded: Option<(Vec<u8>, Vec<u8>)>,
+    folded: Option<FoldedLiteral>,
 }
 
-/// A pattern that is only ASCII letters, digits, `_` and classes `[Xx]` of one
-/// letter's two cases (what `(?i)python` translates to) matches exactly where its
-/// bytes sit with each class's byte compared case-blind: the needle with its
-/// letters lowercased, and per byte what to OR into a text byte before comparing
-/// (`0x20` for a class, 0 otherwise). Anything else, `None`.
-fn folded_literal(pattern: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+/// A case-folded ASCII literal (see [`folded_literal`]): the needle with its letters
+/// lowercased; per byte what to OR into a text byte before comparing (`0x20` for a
+/// class of one letter's two cases, 0 otherwise); and the characters outside ASCII
+/// its classes also hold (`(?i)i` also matches `İ` and `ı`), UTF-8 encoded.
+pub(crate) type FoldedLiteral = (Vec<u8>, Vec<u8>, Vec<String>);
+
+/// At most this many characters outside ASCII in a folded literal's classes (each
+/// is looked for in the slices that hold bytes outside ASCII).
+const FOLDED_EXTRAS: u32 = 8;
+
+/// A pattern that is only ASCII letters, digits, escaped ASCII characters and
+/// classes whose ASCII members are one letter's two cases (`[Pp]`, what `(?i)p`
+/// translates to) or one character, plus any members outside ASCII
+/// (`[Ii\x{130}-\x{131}]`): its matches made of ASCII bytes only are exactly where
+/// the needle's bytes sit with each class's byte compared case-blind, and every other
+/// match holds a byte outside ASCII. Anything else (and a plain literal), `None`.
+fn folded_literal(pattern: &str) -> Option<FoldedLiteral> {
     let p = pattern.as_bytes();
-    let (mut lower, mut fold) = (Vec::new(), Vec::new());
+    let (mut lower, mut fold, mut extras) = (Vec::new(), Vec::new(), Vec::new());
     let mut i = 0;
     while i < p.len() {
-        let b = p[i];
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            lower.push(b);
-            fold.push(0);
+        if p[i] == b'[' {
+            let mut ascii = Vec::new();
             i += 1;
-        } else if b == b'[' && p.len() >= i + 4 && p[i + 3] == b']' {
-            let (x, y) = (p[i + 1], p[i + 2]);
-            if !(x.is_ascii_alphabetic() && x != y && x.eq_ignore_ascii_case(&y)) {
+            loop {
+                let (lo, next) = class_char(p, i)?;
+                i = next;
+                let hi = if p.get(i) == Some(&b'-') && p.get(i + 1) != Some(&b']') {
+                    let (hi, next) = class_char(p, i + 1)?;
+                    i = next;
+                    hi
+                } else {
+                    lo
+                };
+                if lo >= 0x80 && hi >= lo && hi - lo < FOLDED_EXTRAS {
+                    for cp in lo..=hi {
+                        let c = char::from_u32(cp)?.to_string();
+                        if !extras.contains(&c) {
+                            extras.push(c);
+                        }
+                    }
+                    if extras.len() > FOLDED_EXTRAS as usize {
+                        return None;
+                    }
+                } else if lo == hi {
+                    ascii.push(lo as u8);
+                } else {
+                    return None;
+                }
+                if p.get(i) == Some(&b']') {
+                    i += 1;
+                    break;
+                }
+            }
+            let (b, f) = match ascii[..] {
+                [b] if b != b'\n' => (b, 0),
+                [x, y] if x.is_ascii_alphabetic() && x != y && x.eq_ignore_ascii_case(&y) => {
+                    (x.to_ascii_lowercase(), 0x20)
+                }
+                _ => return None,
+            };
+            lower.push(b);
+            fold.push(f);
+        } else {
+            let (c, next) = class_char(p, i)?;
+            if c >= 0x80 || c == u32::from(b'\n') {
                 return None;
             }
-            lower.push(x.to_ascii_lowercase());
-            fold.push(0x20);
-            i += 4;
-        } else {
-            return None;
+            lower.push(c as u8);
+            fold.push(0);
+            i = next;
         }
     }
-    fold.contains(&0x20).then_some((lower, fold))
+    (!extras.is_empty() || fold.contains(&0x20)).then_some((lower, fold, extras))
+}
+
+/// One character at `p[i..]` as the translation writes it: an ASCII letter, digit or
+/// `_`, or `\x{HEX}`; and where it ends.
+fn class_char(p: &[u8], i: usize) -> Option<(u32, usize)> {
+    let b = *p.get(i)?;
+    if b.is_ascii_alphanumeric() || b == b'_' {
+        return Some((u32::from(b), i + 1));
+    }
+    let rest = p.get(i..)?.strip_prefix(b"\\x{")?;
+    let close = rest.iter().position(|&c| c == b'}')?;
+    let hex = std::str::from_utf8(&rest[..close]).ok()?;
+    let c = u32::from_str_radix(hex, 16).ok()?;
+    Some((c, i + 4 + close))
 }
 
 /// The step budget for a line of `len` bytes: [`BACKTRACK_LIMIT`], or
@@ -331,13 +391,14 @@ impl Matcher {
     }
 
     /// For a regular expression whose [`Self::buffer_search`] is a case-folded ASCII
-    /// literal: the lowercased needle and the per-byte fold (see `folded_literal`).
-    pub(crate) fn folded_literal(&self) -> Option<(&[u8], &[u8])> {
+    /// literal: the lowercased needle, the per-byte fold and the characters outside
+    /// ASCII its classes also hold (see `folded_literal`).
+    pub(crate) fn folded_literal(&self) -> Option<(&[u8], &[u8], &[String])> {
         match self {
             Matcher::Regex(RegexMatcher {
-                folded: Some((lower, fold)),
+                folded: Some((lower, fold, extras)),
                 ..
-            }) => Some((lower, fold)),
+            }) => Some((lower, fold, extras)),
             _ => None,
         }
     }
@@ -513,11 +574,27 @@ mod tests {
         let folded = |p: &str| folded_literal(p);
         assert_eq!(
             folded("[Pp]y_[tT]9"),
-            Some((b"py_t9".to_vec(), vec![0x20, 0, 0, 0x20, 0]))
+            Some((b"py_t9".to_vec(), vec![0x20, 0, 0, 0x20, 0], vec![]))
+        );
+        // Classes may also hold characters outside ASCII, and escapes stand for
+        // ASCII characters.
+        assert_eq!(
+            folded("[Ii\\x{130}-\\x{131}]\\x{2D}[Kk\\x{212A}][\\x{17F}s]"),
+            Some((
+                b"i-ks".to_vec(),
+                vec![0x20, 0, 0x20, 0],
+                ["\u{130}", "\u{131}", "\u{212A}", "\u{17F}"]
+                    .map(String::from)
+                    .to_vec()
+            ))
+        );
+        assert_eq!(
+            folded("a[\\x{E9}x]"),
+            Some((b"ax".to_vec(), vec![0, 0], vec!["\u{E9}".to_owned()]))
         );
         for p in [
             "abc",
-            "[Ii\\x{130}-\\x{131}]",
+            "\\x{2D}",
             "[Pp]+",
             "[PQ]",
             "[pp]",
@@ -527,6 +604,15 @@ mod tests {
             "(?i)[Pp]",
             "[Pp].",
             "[1!]",
+            "[Pp][a-c]",
+            "[Pp][\\x{E9}]",
+            "[Pp][\\x{7F}-\\x{80}]",
+            "[Pp][\\x{131}-\\x{130}]",
+            "[Pp][Xx\\x{100}-\\x{1FF}]",
+            "[Pp][Xx\\x{D800}]",
+            "[Pp]\\x{E9}",
+            "[Pp]\\x{A}",
+            "[Pp][^x]",
             "",
         ] {
             assert_eq!(folded(p), None, "{p}");
