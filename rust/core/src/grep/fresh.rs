@@ -4,7 +4,8 @@
 //! Indexing reads the whole text (newline counts, the UTF-8 check) and so does the
 //! search; neither needs the other until the matching lines are numbered. The search
 //! rides along the indexing read: a literal inside it (see [`Probe`]; also a pattern
-//! that is a literal up to ASCII case, such as `(?i)python`), anything else
+//! that is a literal up to ASCII case, such as `(?i)python`, and the matches made of
+//! ASCII of `(?i)unicode`, whose `i` also matches `İ` and `ı`), anything else
 //! 64 KiB behind it, on bytes still in cache. (A second thread for the search was
 //! tried: on a busy two-core machine it waited for a core more often than it
 //! overlapped.) Windows end on a `"\n"` (or the end of the text): matches never hold
@@ -12,7 +13,7 @@
 //! in the whole text, so each window gives the lines a whole-text search would.
 //! Only the matching lines the body's budget can show are numbered.
 
-use super::census::{block_census, block_census_probe, can_probe, Probe};
+use super::census::{block_census, block_census_probe, can_probe, Probe, SLICE};
 use super::format::{lines_to_fill, respond, Found};
 use super::index::{count_newlines, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::BufferSearch;
@@ -28,13 +29,9 @@ pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError
     let Some(engine) = engine else {
         return respond(&TextIndex::new(data)?, query, None);
     };
-    // Not yet a folded literal whose classes hold characters outside ASCII: the probe
-    // alone would miss their matches.
     let folded = query
         .pattern
-        .and_then(|(_, matcher)| matcher.folded_literal())
-        .filter(|(_, _, extras)| extras.is_empty())
-        .map(|(lower, fold, _)| (lower, fold));
+        .and_then(|(_, matcher)| matcher.folded_literal());
     let mut scan = FollowScan::new(engine, folded, data);
     let index = TextIndex::new_following(data, &mut scan)?;
     let found = number_hits(&index, &scan.hits, lines_to_fill(query.max_chars));
@@ -60,7 +57,11 @@ pub(crate) fn found_in_scope<S: AsRef<[u8]>>(
     let mut scan = FollowScan {
         engine,
         probe: None,
+        extras: &[],
         pos: index.line_start(first),
+        engine_done: 0,
+        engine_cost: 0,
+        starts: Vec::new(),
         hits: Vec::new(),
     };
     scan.advance(&index.bytes()[..to], to);
@@ -99,13 +100,26 @@ fn number_hits<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize], needed: usi
 /// - probing: a literal (or a case-folded ASCII literal, see
 ///   [`Matcher::folded_literal`]) is looked for inside the indexing read itself, each block
 ///   probed for two rare bytes of the needle in the vectors loaded to count its
-///   newlines; while its hits stay sparse;
+///   newlines; while its hits stay sparse. A folded literal whose classes also hold
+///   characters outside ASCII (`(?i)unicode`: `[Ii\x{130}-\x{131}]`) is probed for its
+///   ASCII matches; a match using another member holds a byte outside ASCII, so the
+///   engine searches the lines overlapping each slice that the census flags, and the
+///   two kinds of hits are merged in order;
 /// - windows: the engine searches the lines read so far, 64 KiB behind the read.
 struct FollowScan<'m> {
     engine: BufferSearch<'m>,
     probe: Option<Probe<'m>>,
+    /// The characters outside ASCII a folded literal's classes also hold (UTF-8):
+    /// when there are some, the probe finds the ASCII matches only (see above).
+    extras: &'m [String],
     /// Everything before `pos` (a line start) is searched.
     pos: usize,
+    /// Lines before this line start were searched by the engine (with `extras`).
+    engine_done: usize,
+    /// What those searches cost, in bytes (see [`ENGINE_SEARCH_BYTES`]).
+    engine_cost: usize,
+    /// The probe's hits in the block being read (with `extras`), a buffer kept.
+    starts: Vec<usize>,
     /// One offset in each matching line, ascending.
     hits: Vec<usize>,
 }
@@ -120,11 +134,15 @@ const FOLDED_PROBE_BYTES_PER_HIT: usize = 256;
 impl<'m> FollowScan<'m> {
     /// `folded`: the matcher's case-folded literal form, if any (see
     /// [`Matcher::folded_literal`]), probed like a literal.
-    fn new(engine: BufferSearch<'m>, folded: Option<(&'m [u8], &'m [u8])>, data: &[u8]) -> Self {
-        let (needle, fold) = match (engine, folded) {
-            (BufferSearch::Literal(finder), _) => (finder.needle(), None),
-            (BufferSearch::Regex(_), Some((lower, fold))) => (lower, Some(fold)),
-            _ => (&[][..], None),
+    fn new(
+        engine: BufferSearch<'m>,
+        folded: Option<(&'m [u8], &'m [u8], &'m [String])>,
+        data: &[u8],
+    ) -> Self {
+        let (needle, fold, extras) = match (engine, folded) {
+            (BufferSearch::Literal(finder), _) => (finder.needle(), None, &[][..]),
+            (BufferSearch::Regex(_), Some((lower, fold, extras))) => (lower, Some(fold), extras),
+            _ => (&[][..], None, &[][..]),
         };
         let probe = (needle.len() >= 2 && can_probe()).then(|| {
             let sample = &data[..data.len().min(SAMPLE)];
@@ -150,7 +168,11 @@ impl<'m> FollowScan<'m> {
         FollowScan {
             engine,
             probe,
+            extras,
             pos: 0,
+            engine_done: 0,
+            engine_cost: 0,
+            starts: Vec::new(),
             hits: Vec::new(),
         }
     }
@@ -161,6 +183,92 @@ impl<'m> FollowScan<'m> {
         self.pos =
             memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len() + 1, |off| hit + off + 1);
     }
+
+    /// [`Follower::read_block`] with `extras`: the probe's hits of the block, then
+    /// [`Self::merge_flagged`]. Kept apart from the plain probe's loop.
+    #[inline(never)]
+    fn read_block_with_extras(
+        &mut self,
+        data: &[u8],
+        at: usize,
+        len: usize,
+        probe: &Probe<'_>,
+    ) -> (usize, u32) {
+        let mut starts = std::mem::take(&mut self.starts);
+        starts.clear();
+        let found = block_census_probe(data, at, len, probe, &mut |s| starts.push(s));
+        let Some(found) = found else {
+            unreachable!("a probe is only set up where it runs");
+        };
+        self.merge_flagged(data, at, len, found.1, &starts);
+        self.starts = starts;
+        found
+    }
+
+    /// Records the probe hit at `start` unless its line is searched already.
+    fn record_start(&mut self, bytes: &[u8], start: usize) {
+        if start >= self.pos.max(self.engine_done) {
+            self.record(bytes, start);
+        }
+    }
+
+    /// With `extras`: the engine searches the lines overlapping each slice of the block
+    /// `at..at + len` flagged in `mask` where one of `extras` starts (not searched yet;
+    /// the last one may run past the block), and its hits are recorded in order with
+    /// the probe's `starts` (ascending). A match using one of `extras` holds its first
+    /// byte, in a flagged slice; most flagged slices hold other characters (`’`, `é`)
+    /// and cost no search. Inside a searched line the probe's hits add nothing: the
+    /// engine finds them too.
+    fn merge_flagged(&mut self, data: &[u8], at: usize, len: usize, mask: u32, starts: &[usize]) {
+        let mut starts = starts.iter().copied().peekable();
+        let mut mask = mask;
+        while mask != 0 {
+            let first = at + mask.trailing_zeros() as usize * SLICE;
+            mask &= mask - 1;
+            let last = (first + SLICE).min(at + len) - 1;
+            // A line start: lines before it are done.
+            let done = self.pos.max(self.engine_done);
+            if last < done || !holds_extra(self.extras, data, first, last) {
+                continue;
+            }
+            let from = match first.checked_sub(done) {
+                Some(gap) if gap > 0 => {
+                    memchr::memrchr(b'\n', &data[done..first]).map_or(done, |off| done + off + 1)
+                }
+                _ => done,
+            };
+            let to = memchr::memchr(b'\n', &data[last..]).map_or(data.len(), |off| last + off);
+            while let Some(start) = starts.next_if(|&s| s < from) {
+                self.record_start(data, start);
+            }
+            let hay = &data[..to];
+            let mut p = from;
+            while p <= to {
+                let Some(hit) = self.engine.find(hay, p) else {
+                    break;
+                };
+                self.record(data, hit);
+                p = self.pos;
+            }
+            self.engine_done = to + 1;
+            self.engine_cost += ENGINE_SEARCH_BYTES + (to - from);
+        }
+        for start in starts {
+            self.record_start(data, start);
+        }
+    }
+}
+
+/// A search by the engine of a few lines costs about as much as its scan of this
+/// many more bytes (the search's own set-up).
+const ENGINE_SEARCH_BYTES: usize = 1024;
+
+/// Whether one of `extras` (UTF-8) starts in `data[first..=last]`.
+fn holds_extra(extras: &[String], data: &[u8], first: usize, last: usize) -> bool {
+    extras.iter().any(|c| {
+        let c = c.as_bytes();
+        memchr::memchr_iter(c[0], &data[first..=last]).any(|off| data[first + off..].starts_with(c))
+    })
 }
 
 /// Bytes of the text sampled to rank the needle's bytes by how rare they are there.
@@ -191,21 +299,30 @@ impl Follower for FollowScan<'_> {
         let Some(probe) = self.probe else {
             return block_census(&data[at..at + len]);
         };
-        let mut on_hit = |start: usize| {
-            if start >= self.pos {
-                self.record(data, start);
-            }
-        };
-        let Some(found) = block_census_probe(data, at, len, &probe, &mut on_hit) else {
-            unreachable!("a probe is only set up where it runs");
+        let found = if !self.extras.is_empty() {
+            self.read_block_with_extras(data, at, len, &probe)
+        } else {
+            let mut on_hit = |start: usize| {
+                if start >= self.pos {
+                    self.record(data, start);
+                }
+            };
+            let Some(found) = block_census_probe(data, at, len, &probe, &mut on_hit) else {
+                unreachable!("a probe is only set up where it runs");
+            };
+            found
         };
         let bytes_per_hit = if probe.fold.is_some() {
             FOLDED_PROBE_BYTES_PER_HIT
         } else {
             PROBE_BYTES_PER_HIT
         };
-        if self.hits.len() * bytes_per_hit > at + len && at + len >= 16 * BLOCK_BYTES {
-            // Dense hits: windows from here on. Starts before `at + len - i1` were all
+        let dense = self.hits.len() * bytes_per_hit > at + len;
+        // With `extras`, the engine searches around many slices (text in Turkish, say):
+        // once their cost passes half the bytes read, windows cost less.
+        let engine_busy = self.engine_cost * 2 > at + len;
+        if (dense || engine_busy) && at + len >= 16 * BLOCK_BYTES {
+            // Dense hits, or a busy engine: windows from here on. Starts before `at + len - i1` were all
             // probed, so searching again from `pos` finds no line twice.
             self.probe = None;
         }
@@ -359,6 +476,155 @@ mod tests {
         let text = b"pythom\nPYTH0N\npython_\n".repeat(500);
         let (fresh, indexed) = both(&text, &m, pattern);
         assert_eq!(fresh, indexed);
+    }
+
+    /// `(?i)unicode` and `(?i)ask` as translated: their classes for `i`, `s` and `k`
+    /// also hold characters outside ASCII.
+    const UNICODE: &str = "[Uu][Nn][Ii\\x{130}-\\x{131}][Cc][Oo][Dd][Ee]";
+    const ASK: &str = "[Aa][Ss\\x{17F}][Kk\\x{212A}]";
+
+    #[test]
+    fn folded_probe_with_extras_gives_the_whole_text_answer() {
+        let m = regex(UNICODE);
+        assert!(m
+            .folded_literal()
+            .is_some_and(|(_, _, extras)| extras.len() == 2));
+        let words: [&str; 6] = [
+            "unicode", "UNİCODE", "unıcode", "UnIcOdE", "unİcode", "uNıCoDe",
+        ];
+        for len in [7usize, 5000, 70_000, 300_001] {
+            // Lines of 71 bytes, no match, some with "é" here and there.
+            let mut text: Vec<u8> = (0..len)
+                .map(|i| match i % 71 {
+                    70 => b'\n',
+                    5 => b'U',
+                    9 => b'e',
+                    _ => b"unicodNICODx"[i % 12],
+                })
+                .collect();
+            // Matches (ASCII or not) across slice and block edges, several in a line,
+            // an "é" in lines with and without a match.
+            let spots = [
+                0,
+                120,
+                125,
+                4090,
+                4093,
+                4096,
+                8100,
+                65_530,
+                65_536,
+                len / 3,
+                len.saturating_sub(9),
+            ];
+            for (k, at) in spots.into_iter().enumerate() {
+                let word = words[k % words.len()].as_bytes();
+                if at + word.len() <= len {
+                    text[at..at + word.len()].copy_from_slice(word);
+                }
+                let at = at + 40 + k;
+                if at + 2 <= len && text[at] != b'\n' && text[at + 1] != b'\n' {
+                    text[at..at + 2].copy_from_slice("é".as_bytes());
+                }
+            }
+            let text = String::from_utf8_lossy(&text).into_owned().into_bytes();
+            let (fresh, indexed) = both(&text, &m, UNICODE);
+            assert_eq!(fresh, indexed, "{len}");
+        }
+    }
+
+    #[test]
+    fn folded_probe_with_extras_on_ascii_text_and_dense_hits() {
+        let m = regex(UNICODE);
+        // No byte outside ASCII: the probe alone answers.
+        let text = b"unicode x\nUNICODE\nunicod\nnothing here\nUnIcOdE\n".repeat(3000);
+        let (fresh, indexed) = both(&text, &m, UNICODE);
+        assert_eq!(fresh, indexed);
+        // Dense hits, some outside ASCII: windows take over part way.
+        let text = "a unıcode\nb\nc UNICODE\nd é unİcode\n"
+            .repeat(20_000)
+            .into_bytes();
+        let (fresh, indexed) = both(&text, &m, UNICODE);
+        assert_eq!(fresh, indexed);
+        // Sparse first, then dense.
+        let mut text = "é filler line without it\n".repeat(20_000);
+        text.push_str(&"é x unİcode\nunicode\n".repeat(20_000));
+        let (fresh, indexed) = both(text.as_bytes(), &m, UNICODE);
+        assert_eq!(fresh, indexed);
+        // "ı" in every line, matches rare: the engine searches around nearly every
+        // slice, until windows take over.
+        let mut text = String::new();
+        for i in 0..30_000 {
+            text.push_str(
+                ["ıx yz\n", "qı\n", "an unıcode\n", "UNICODE ı\n"]
+                    [usize::from(i % 97 == 0) * (1 + i % 3)],
+            );
+        }
+        let (fresh, indexed) = both(text.as_bytes(), &m, UNICODE);
+        assert_eq!(fresh, indexed);
+        // One long line flagged in many slices, its match at the end only.
+        let mut text = "é ".repeat(100_000);
+        text.push_str("UNİCODE\nunicode\n");
+        let (fresh, indexed) = both(text.as_bytes(), &m, UNICODE);
+        assert_eq!(fresh, indexed);
+    }
+
+    /// Random texts from pieces holding matches made of ASCII and not, the Kelvin
+    /// sign, the long s, near misses and newlines: the fresh search gives what the
+    /// indexed one gives.
+    #[test]
+    fn folded_probe_with_extras_agrees_on_random_texts() {
+        let pieces = [
+            "unicode",
+            "UNİCODE",
+            "unıcode",
+            "UnIcOdE",
+            "unicod",
+            "ſ",
+            "K",
+            "k",
+            "a",
+            "AS",
+            "aſK",
+            "asK",
+            "é",
+            "’",
+            "İ",
+            "ı",
+            "\n",
+            "\n",
+            " ",
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "nicode",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (unicode, ask) = (regex(UNICODE), regex(ASK));
+        for round in 0..60 {
+            let target = [50, 4000, 9000, 70_000][round % 4];
+            // Some rounds leave out the pieces outside ASCII, or the newlines.
+            let skip = |p: &str| match round % 5 {
+                1 => !p.is_ascii(),
+                2 => p == "\n",
+                _ => false,
+            };
+            let mut text = String::new();
+            while text.len() < target {
+                let piece = pieces[(next() % pieces.len() as u64) as usize];
+                if !skip(piece) {
+                    text.push_str(piece);
+                }
+            }
+            for (m, p) in [(&unicode, UNICODE), (&ask, ASK)] {
+                let (fresh, indexed) = both(text.as_bytes(), m, p);
+                assert_eq!(fresh, indexed, "{round} {p}");
+            }
+        }
     }
 
     #[test]
