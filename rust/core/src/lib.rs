@@ -9,4 +9,6 @@ pub mod jsonpath;
 pub mod keyword;
 pub mod preview;
 mod swar;
+#[cfg(test)]
+mod test_rng;
 pub mod tokens;

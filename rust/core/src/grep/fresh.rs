@@ -597,13 +597,7 @@ mod tests {
             "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
             "nicode",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
         let (unicode, ask) = (regex(UNICODE), regex(ASK));
         for round in 0..60 {
             let target = [50, 4000, 9000, 70_000][round % 4];

@@ -671,13 +671,7 @@ mod tests {
             0xdfff,
             0xffff,
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..3000 {
             let len = (next() % 70) as usize;
             let astral = next() % 3 == 0;

@@ -394,11 +394,9 @@ mod tests {
 
     #[test]
     fn shortest_digits_agree_with_std() {
-        let mut state: u64 = 0x243f_6a88_85a3_08d3;
+        let mut next = crate::test_rng::xorshift(0x243f_6a88_85a3_08d3);
         for i in 0..200_000u32 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = next();
             let x = if i % 3 == 0 {
                 // Short decimals, the common case in real data.
                 (state % 1_000_000) as f64 / 10f64.powi((state >> 40) as i32 % 12)
@@ -472,7 +470,7 @@ mod tests {
 
     #[test]
     fn ryu_text_is_used_only_where_it_is_python_repr() {
-        let mut state: u64 = 0x1319_8a2e_0370_7344;
+        let mut next = crate::test_rng::xorshift(0x1319_8a2e_0370_7344);
         let check = |x: f64| {
             let mut fast = Vec::new();
             write_float(&mut fast, x);
@@ -482,9 +480,7 @@ mod tests {
             assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
         };
         for i in 0..300_000u32 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = next();
             let x = match i % 4 {
                 0 => (state % 100_000_000) as f64 / 10f64.powi((state >> 40) as i32 % 24),
                 1 => f64::from_bits(state),

@@ -235,13 +235,7 @@ mod tests {
             "\u{3000}",
             "\u{2028}",
         ];
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         (0..count)
             .map(|_| {
                 let len = next() % max_len;

@@ -421,13 +421,7 @@ mod tests {
             "\u{85}",
             "\u{3000}",
         ];
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
             let s: String = (0..len)
