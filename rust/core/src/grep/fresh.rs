@@ -439,6 +439,19 @@ mod tests {
         }
     }
 
+    /// `len` bytes in lines of 71 made of `fill` (the needle's letters, cut short),
+    /// with the bytes `marks` at columns 5 and 9: no match, many near ones.
+    fn near_misses(len: usize, marks: (u8, u8), fill: &[u8]) -> Vec<u8> {
+        (0..len)
+            .map(|i| match i % 71 {
+                70 => b'\n',
+                5 => marks.0,
+                9 => marks.1,
+                _ => fill[i % fill.len()],
+            })
+            .collect()
+    }
+
     #[test]
     fn case_folded_probe_gives_the_whole_text_answer() {
         // `(?i)python` as translated: probed case-blind in the read, sparse hits at
@@ -447,14 +460,7 @@ mod tests {
         let m = regex(pattern);
         assert!(m.folded_literal().is_some());
         for len in [6usize, 5000, 70_000, 300_001] {
-            let mut text: Vec<u8> = (0..len)
-                .map(|i| match i % 71 {
-                    70 => b'\n',
-                    5 => b'P',
-                    9 => b'n',
-                    _ => b"pythoYTHONx"[i % 11],
-                })
-                .collect();
+            let mut text = near_misses(len, (b'P', b'n'), b"pythoYTHONx");
             let words: [&[u8]; 4] = [b"python", b"PYTHON", b"pYtHoN", b"pythoN"];
             for (k, at) in [0, 4090, 4093, 65_530, 65_536, len / 3, len - 6]
                 .into_iter()
@@ -494,14 +500,7 @@ mod tests {
         ];
         for len in [7usize, 5000, 70_000, 300_001] {
             // Lines of 71 bytes, no match, some with "é" here and there.
-            let mut text: Vec<u8> = (0..len)
-                .map(|i| match i % 71 {
-                    70 => b'\n',
-                    5 => b'U',
-                    9 => b'e',
-                    _ => b"unicodNICODx"[i % 12],
-                })
-                .collect();
+            let mut text = near_misses(len, (b'U', b'e'), b"unicodNICODx");
             // Matches (ASCII or not) across slice and block edges, several in a line,
             // an "é" in lines with and without a match.
             let spots = [
