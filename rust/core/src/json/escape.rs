@@ -241,16 +241,6 @@ const fn build_hex_pairs() -> [u16; 256] {
     table
 }
 
-/// Write `\uXXXX` for a 16-bit `unit` at `dst` in one 8-byte store; the two
-/// bytes past the escape are scribbled on (the writers' slack covers them).
-#[inline(always)]
-unsafe fn put_u_escape_wide(dst: *mut u8, unit: u32) {
-    let hi = u64::from(HEX_PAIRS[(unit >> 8 & 0xff) as usize]);
-    let lo = u64::from(HEX_PAIRS[(unit & 0xff) as usize]);
-    let word = u64::from(b'\\') | u64::from(b'u') << 8 | hi << 16 | lo << 32;
-    std::ptr::write_unaligned(dst.cast::<u64>(), word.to_le());
-}
-
 /// Whether a code unit is written as one `\uXXXX`: from U+0080 on, short of
 /// the astral range (a 32-bit unit there takes a surrogate pair).
 #[inline(always)]
@@ -258,18 +248,14 @@ fn is_single_u_escape(unit: u32) -> bool {
     (0x80..0x1_0000).contains(&unit)
 }
 
-/// Write `\uXXXX` for one UTF-16 unit at `dst`.
+/// Write `\uXXXX` for one UTF-16 unit at `dst` in one 8-byte store; the two
+/// bytes past the escape are scribbled on (the writers' slack covers them).
 #[inline(always)]
 unsafe fn put_u_escape(dst: *mut u8, unit: u32) {
-    let text = [
-        b'\\',
-        b'u',
-        HEX[((unit >> 12) & 0xf) as usize],
-        HEX[((unit >> 8) & 0xf) as usize],
-        HEX[((unit >> 4) & 0xf) as usize],
-        HEX[(unit & 0xf) as usize],
-    ];
-    std::ptr::copy_nonoverlapping(text.as_ptr(), dst, 6);
+    let hi = u64::from(HEX_PAIRS[(unit >> 8 & 0xff) as usize]);
+    let lo = u64::from(HEX_PAIRS[(unit & 0xff) as usize]);
+    let word = u64::from(b'\\') | u64::from(b'u') << 8 | hi << 16 | lo << 32;
+    std::ptr::write_unaligned(dst.cast::<u64>(), word.to_le());
 }
 
 /// Write the escape of a code point that is not plain at `dst`; return the end.
@@ -437,7 +423,7 @@ unsafe fn wide_into<U: WideUnit>(mut dst: *mut u8, units: &[U]) -> *mut u8 {
             if !is_single_u_escape(u) {
                 break;
             }
-            put_u_escape_wide(dst, u);
+            put_u_escape(dst, u);
             dst = dst.add(6);
             i += 1;
         }
