@@ -181,21 +181,9 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     /// Write a dict key as `json` converts it, then `": "`.
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
-            let addr = key as usize;
-            self.keys.sync(self.python_calls);
-            if let Some(entry) = self.keys.get(addr) {
-                self.w.raw(entry);
-                return Ok(());
-            }
-            if self.keys.wants() {
-                let text = text_of(self.py, key)?;
-                let w = &mut self.w;
-                if self.keys.put(addr, text.units(), |entry| w.raw(entry)) {
-                    return Ok(());
-                }
-            }
+            return self.exact_str_key(key);
         }
-        if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type || ffi::PyUnicode_Check(key) != 0 {
+        if ffi::PyUnicode_Check(key) != 0 {
             self.string(key)?;
         } else if ffi::PyFloat_Check(key) != 0 {
             self.float(key, true)?;
@@ -211,6 +199,24 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return Err(bad_key(self.py, key, self.indent_arg.as_ref()));
         }
         self.w.colon();
+        Ok(())
+    }
+
+    /// A key of exact type `str`, with its `": "`: from the key cache when met
+    /// before in this dump, otherwise written (and cached once the cache is set up).
+    unsafe fn exact_str_key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
+        let addr = key as usize;
+        self.keys.sync(self.python_calls);
+        if let Some(entry) = self.keys.get(addr) {
+            self.w.raw(entry);
+            return Ok(());
+        }
+        let text = text_of(self.py, key)?;
+        let w = &mut self.w;
+        if !(self.keys.wants() && self.keys.put(addr, text.units(), |entry| w.raw(entry))) {
+            self.w.string_units(text.units());
+            self.w.colon();
+        }
         Ok(())
     }
 
