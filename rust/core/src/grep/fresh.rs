@@ -205,6 +205,20 @@ impl<'m> FollowScan<'m> {
         found
     }
 
+    /// The engine's hits in the lines from `from` (a line start, not before `pos`) to
+    /// `end` (a line's end), one per line: after a hit, resume at the next line.
+    fn search_lines(&mut self, bytes: &[u8], from: usize, end: usize) {
+        let hay = &bytes[..end];
+        let mut p = from;
+        while p <= end {
+            let Some(hit) = self.engine.find(hay, p) else {
+                break;
+            };
+            self.record(bytes, hit);
+            p = self.pos;
+        }
+    }
+
     /// Records the probe hit at `start` unless its line is searched already.
     fn record_start(&mut self, bytes: &[u8], start: usize) {
         if start >= self.pos.max(self.engine_done) {
@@ -241,15 +255,7 @@ impl<'m> FollowScan<'m> {
             while let Some(start) = starts.next_if(|&s| s < from) {
                 self.record_start(data, start);
             }
-            let hay = &data[..to];
-            let mut p = from;
-            while p <= to {
-                let Some(hit) = self.engine.find(hay, p) else {
-                    break;
-                };
-                self.record(data, hit);
-                p = self.pos;
-            }
+            self.search_lines(data, from, to);
             self.engine_done = to + 1;
             self.engine_cost += ENGINE_SEARCH_BYTES + (to - from);
         }
@@ -342,14 +348,7 @@ impl Follower for FollowScan<'_> {
                 None => return, // one long line: wait for its end
             }
         };
-        let hay = &bytes[..end];
-        // One hit per line: after a hit, resume at the next line.
-        while self.pos <= end {
-            let Some(hit) = self.engine.find(hay, self.pos) else {
-                break;
-            };
-            self.record(bytes, hit);
-        }
+        self.search_lines(bytes, self.pos, end);
         // Step over the "\n" that ends the window.
         self.pos = self.pos.max(end + 1);
     }
