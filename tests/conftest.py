@@ -155,6 +155,19 @@ def pytest_configure(config: pytest.Config) -> None:
         settings.load_profile(DETERMINISTIC_PROFILE)
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which native code paths this run tests: the vector fast paths, the JSON in-place reads."""
+    import platform
+
+    from strands_offload import _native
+
+    return (
+        f"strands_offload native: {platform.machine()}, fast paths {_native._fast_paths()}, "
+        f"json str in place {_native._json_reads_str_in_place()}, "
+        f"items in place {_native._json_reads_items_in_place()}"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under the fuzz profile, run every property test with at least the profile's examples."""
     if active_profile() != FUZZ_PROFILE:

@@ -4,7 +4,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, final
 
 __version__: str
-__all__ = ["__version__"]
+__all__ = ["__version__", "_fast_paths"]
 
 # errors (all ValueError subclasses)
 __all__ += [
@@ -51,6 +51,9 @@ def json_dumps_utf8(obj: object, *, indent: int | str | None = None) -> bytes:
 
 def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None, prefix: bytes = b"") -> tuple[bytes, int]:
     """``(prefix + json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`` from one walk of ``obj``."""
+
+def _fast_paths() -> str:
+    """Vector fast paths compiled in: ``"x86_64"``, ``"aarch64"`` or ``"portable"``."""
 
 def _json_reads_str_in_place() -> bool:
     """Whether ``str`` characters are read in place (known layout, probed at import)."""

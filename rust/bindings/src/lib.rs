@@ -12,9 +12,17 @@ mod jsonpath;
 mod keyword;
 mod tokens;
 
+/// Which vector fast paths this build compiled: `"x86_64"`, `"aarch64"` or
+/// `"portable"` (see `offload_core::arch`); for tests and bug reports.
+#[pyfunction]
+fn _fast_paths() -> &'static str {
+    offload_core::arch::FAST_PATHS
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_fast_paths, m)?)?;
     errors::register(m)?;
     tokens::register(m)?;
     grep::register(m)?;

@@ -103,16 +103,7 @@ impl Drop for Owned {
 /// its payload; walking a large document is dominated by these loads.
 #[inline(always)]
 pub(crate) fn prefetch(p: *mut ffi::PyObject) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = p.cast::<i8>().cast_const();
-        _mm_prefetch::<_MM_HINT_T0>(p);
-        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    offload_core::arch::prefetch_read(p.cast::<u8>().cast_const());
 }
 
 /// A sequence read by index: item `i` borrowed, or null past the end.

@@ -2,78 +2,63 @@
 //! non-ASCII bytes: the line index, the ASCII flag and the UTF-8 check share it
 //! instead of each reading the whole text again.
 
+#[cfg(any(fast_x86_64, fast_aarch64))]
+use super::slice_vec::SliceVec;
+#[cfg(any(fast_x86_64, fast_aarch64))]
+use crate::arch::prefetch_read;
+
 /// Bytes per slice of a block in the non-ASCII mask.
 pub(crate) const SLICE: usize = 128;
 
 /// Newlines in `block` (at most 32 slices long) and a mask whose bit `i` tells
 /// that slice `i` (bytes `i * SLICE ..`) holds a non-ASCII byte.
 pub(crate) fn block_census(block: &[u8]) -> (usize, u32) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(fast_x86_64)]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { block_census_avx2(block) };
     }
+    #[cfg(fast_aarch64)]
+    // SAFETY: NEON is in the aarch64 baseline.
+    return unsafe { census_loop::<super::slice_vec::Neon>(block) };
+    #[allow(unreachable_code)]
     block_census_portable(block)
 }
 
 /// How far ahead of a census loop its bytes are asked into L1. Both loops wait on
 /// their loads (a 10 MB text comes from L3, the hardware prefetcher alone leaves
-/// the loads stalling); 512 to 2048 bytes ahead measured alike.
+/// the loads stalling); 512 to 2048 bytes ahead measured alike (on x86_64).
+#[cfg(any(fast_x86_64, fast_aarch64))]
 const PREFETCH_AHEAD: usize = 1024;
 
-/// Asks for the two cache lines `PREFETCH_AHEAD` bytes after `p` (a 128-byte slice).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch_ahead(p: *const u8) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    let ahead = p.wrapping_add(PREFETCH_AHEAD);
-    // SAFETY: a prefetch is a hint: it never faults (also past the text's end) and
-    // the pointer is not dereferenced.
-    unsafe {
-        _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
-        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(64).cast());
-    }
-}
-
-/// Four 32-byte vectors per slice: newlines summed in one-byte lanes (at most 4 per
-/// lane per slice, 128 per block), the slice's non-ASCII test one `movemask`.
-#[cfg(target_arch = "x86_64")]
+#[cfg(fast_x86_64)]
 #[target_feature(enable = "avx2")]
 unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
-    use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_extract_epi64, _mm256_loadu_si256, _mm256_movemask_epi8,
-        _mm256_or_si256, _mm256_sad_epu8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_sub_epi8,
-    };
+    // SAFETY: the CPU supports AVX2 (this function's own requirement).
+    unsafe { census_loop::<super::slice_vec::Avx2>(block) }
+}
+
+/// Per 128-byte slice: newlines summed in the vector counters, the slice's
+/// non-ASCII test one reduction of its bytes' top bits.
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn census_loop<V: SliceVec>(block: &[u8]) -> (usize, u32) {
     debug_assert!(block.len() <= 32 * SLICE);
     let full = block.len() / SLICE;
-    let newline = _mm256_set1_epi8(b'\n' as i8);
-    let mut lanes = _mm256_setzero_si256();
+    let newline = V::splat(b'\n');
+    let mut counts = V::no_counts();
     let mut mask = 0u32;
     for (i, slice) in block.chunks_exact(SLICE).enumerate() {
-        prefetch_ahead(slice.as_ptr());
-        let p = slice.as_ptr().cast::<__m256i>();
-        // SAFETY: `slice` holds 128 bytes, four unaligned 32-byte loads.
-        let (a, b, c, d) = unsafe {
-            (
-                _mm256_loadu_si256(p),
-                _mm256_loadu_si256(p.add(1)),
-                _mm256_loadu_si256(p.add(2)),
-                _mm256_loadu_si256(p.add(3)),
-            )
-        };
-        // A compare gives -1 per newline byte: subtracting it adds one.
-        lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(a, newline));
-        lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(b, newline));
-        lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(c, newline));
-        lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(d, newline));
-        let any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
-        mask |= u32::from(_mm256_movemask_epi8(any) != 0) << i;
+        prefetch_read(slice.as_ptr().wrapping_add(PREFETCH_AHEAD));
+        // SAFETY: `slice` holds 128 bytes.
+        let v = V::load(slice.as_ptr());
+        counts = V::count(counts, v.eq(newline));
+        mask |= u32::from(v.any_high()) << i;
     }
-    let sums = _mm256_sad_epu8(lanes, _mm256_setzero_si256());
-    let mut newlines = (_mm256_extract_epi64::<0>(sums)
-        + _mm256_extract_epi64::<1>(sums)
-        + _mm256_extract_epi64::<2>(sums)
-        + _mm256_extract_epi64::<3>(sums)) as usize;
+    let mut newlines = V::total(counts);
     if full * SLICE < block.len() {
         let (n, last) = block_census_portable(&block[full * SLICE..]);
         newlines += n;
@@ -84,7 +69,11 @@ unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
 
 /// A needle and two of its bytes (rare ones, at offsets `i1`, `i2`): a start where
 /// both sit is a candidate, checked against the whole needle.
+///
+/// A portable build never probes ([`can_probe`] is false there), so its fields
+/// go unread; the type stays so that the search has one shape on every build.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(any(fast_x86_64, fast_aarch64)), allow(dead_code))]
 pub(crate) struct Probe<'a> {
     pub needle: &'a [u8],
     /// Per needle byte, what to OR into a text byte before comparing: `0x20` where
@@ -99,16 +88,16 @@ pub(crate) struct Probe<'a> {
 
 /// Whether [`block_census_probe`] runs on this CPU.
 pub(crate) fn can_probe() -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(fast_x86_64)]
     if std::arch::is_x86_feature_detected!("avx2") {
         return true;
     }
-    false
+    cfg!(fast_aarch64)
 }
 
 /// [`block_census`] of `data[at..at + len]` that also calls `hit(pos)`, ascending,
 /// for every occurrence of the needle starting in the block: one read for both.
-/// `None` when the CPU lacks AVX2 (then search the bytes apart).
+/// `None` where [`can_probe`] is false (then search the bytes apart).
 pub(crate) fn block_census_probe(
     data: &[u8],
     at: usize,
@@ -116,21 +105,22 @@ pub(crate) fn block_census_probe(
     probe: &Probe<'_>,
     hit: &mut impl FnMut(usize),
 ) -> Option<(usize, u32)> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(fast_x86_64)]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above.
         return Some(unsafe { block_census_probe_avx2(data, at, len, probe, hit) });
     }
-    let _ = (data, at, len, probe, hit);
-    None
+    #[cfg(fast_aarch64)]
+    // SAFETY: NEON is in the aarch64 baseline.
+    return Some(unsafe { probe_loop::<super::slice_vec::Neon>(data, at, len, probe, hit) });
+    #[allow(unreachable_code)]
+    {
+        let _ = (data, at, len, probe, hit);
+        None
+    }
 }
 
-/// The census loop of [`block_census_avx2`] with the probe folded in: the needle's
-/// rarer probe byte (`i1`) is compared in the vectors already loaded for the census
-/// (so a candidate start lies `i1` bytes before), the other one (`i2`) in a load
-/// `i2 - i1` bytes away (before or after). Every position is compared once over all
-/// blocks, so every start is, in ascending order.
-#[cfg(target_arch = "x86_64")]
+#[cfg(fast_x86_64)]
 #[target_feature(enable = "avx2")]
 unsafe fn block_census_probe_avx2(
     data: &[u8],
@@ -139,15 +129,33 @@ unsafe fn block_census_probe_avx2(
     probe: &Probe<'_>,
     hit: &mut impl FnMut(usize),
 ) -> (usize, u32) {
-    let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
     // SAFETY: the CPU supports AVX2 (this function's own requirement).
-    let (newlines, mask, slices) = unsafe {
-        match (probe.gate, probe.fold.is_some()) {
-            (false, false) => block_scan::<false, false>(data, at, len, probe, &mut candidates),
-            (true, false) => block_scan::<true, false>(data, at, len, probe, &mut candidates),
-            (false, true) => block_scan::<false, true>(data, at, len, probe, &mut candidates),
-            (true, true) => block_scan::<true, true>(data, at, len, probe, &mut candidates),
-        }
+    unsafe { probe_loop::<super::slice_vec::Avx2>(data, at, len, probe, hit) }
+}
+
+/// The census loop with the probe folded in: the needle's rarer probe byte (`i1`)
+/// is compared in the vectors already loaded for the census (so a candidate start
+/// lies `i1` bytes before), the other one (`i2`) in a load `i2 - i1` bytes away
+/// (before or after). Every position is compared once over all blocks, so every
+/// start is, in ascending order.
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn probe_loop<V: SliceVec>(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probe: &Probe<'_>,
+    hit: &mut impl FnMut(usize),
+) -> (usize, u32) {
+    let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
+    let (newlines, mask, slices) = match (probe.gate, probe.fold.is_some()) {
+        (false, false) => block_scan::<V, false, false>(data, at, len, probe, &mut candidates),
+        (true, false) => block_scan::<V, true, false>(data, at, len, probe, &mut candidates),
+        (false, true) => block_scan::<V, false, true>(data, at, len, probe, &mut candidates),
+        (true, true) => block_scan::<V, true, true>(data, at, len, probe, &mut candidates),
     };
     let needle = probe.needle;
     let mut check = |pos: usize| {
@@ -185,73 +193,55 @@ unsafe fn block_census_probe_avx2(
     (newlines, mask)
 }
 
-/// The vector loop of [`block_census_probe_avx2`]: the block's census, plus a mask
-/// of the full slices that hold candidates, whose position bits (where the probe's
-/// byte `i1` sits with byte `i2` at its place, or all bits where the second load
-/// would reach outside the text) go to `candidates[slice]`. The positions of a
-/// partial last slice are left to the caller. No calls inside: a call clobbers every
-/// vector register, and calling out of this loop made the compiler keep the vectors
-/// on the stack. With `GATE`, the second load and compare are skipped for a slice
+/// The vector loop of [`probe_loop`]: the block's census, plus a mask of the full
+/// slices that hold candidates, whose position bits (where the probe's byte `i1`
+/// sits with byte `i2` at its place, or all bits where the second load would reach
+/// outside the text) go to `candidates[slice]`. The positions of a partial last
+/// slice are left to the caller. No calls inside: a call clobbers every vector
+/// register, and calling out of this loop made the compiler keep the vectors on
+/// the stack. With `GATE`, the second load and compare are skipped for a slice
 /// whose vectors hold no byte `i1`. With `FOLD`, text bytes are ORed with the
 /// probe's fold before the compares.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn block_scan<const GATE: bool, const FOLD: bool>(
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn block_scan<V: SliceVec, const GATE: bool, const FOLD: bool>(
     data: &[u8],
     at: usize,
     len: usize,
     probe: &Probe<'_>,
     candidates: &mut [std::mem::MaybeUninit<u128>; 32],
 ) -> (usize, u32, u32) {
-    use std::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_extract_epi64, _mm256_loadu_si256,
-        _mm256_movemask_epi8, _mm256_or_si256, _mm256_sad_epu8, _mm256_set1_epi8,
-        _mm256_setzero_si256, _mm256_sub_epi8,
-    };
     let needle = probe.needle;
     let (near, other) = (probe.i1, probe.i2);
-    let b_near = _mm256_set1_epi8(needle[near] as i8);
-    let b_other = _mm256_set1_epi8(needle[other] as i8);
-    let fold_of = |i: usize| _mm256_set1_epi8(probe.fold.map_or(0, |f| f[i]) as i8);
+    let b_near = V::splat(needle[near]);
+    let b_other = V::splat(needle[other]);
+    let fold_of = |i: usize| V::splat(probe.fold.map_or(0, |f| f[i]));
     let (f_near, f_other) = (fold_of(near), fold_of(other));
-    let folded = |x: __m256i, f: __m256i| if FOLD { _mm256_or_si256(x, f) } else { x };
-    let newline = _mm256_set1_epi8(b'\n' as i8);
+    let folded = |x: V, f: V| if FOLD { x.or(f) } else { x };
+    let newline = V::splat(b'\n');
     // The second load of slice `start` covers `start + other - near ..` (128 bytes):
     // inside the text for starts in `first_far..=last_far`.
     let first_far = near.saturating_sub(other);
     let last_far = (data.len() + near).checked_sub(other + SLICE);
     let block = &data[at..at + len];
     let full = len / SLICE;
-    let mut lanes = _mm256_setzero_si256();
+    let mut counts = V::no_counts();
     let mut mask = 0u32;
     let mut slices = 0u32;
     for (i, cand) in candidates.iter_mut().enumerate().take(full) {
         let start = at + i * SLICE;
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
-        prefetch_ahead(p);
-        let v = unsafe {
-            [
-                _mm256_loadu_si256(p.cast::<__m256i>()),
-                _mm256_loadu_si256(p.add(32).cast::<__m256i>()),
-                _mm256_loadu_si256(p.add(64).cast::<__m256i>()),
-                _mm256_loadu_si256(p.add(96).cast::<__m256i>()),
-            ]
-        };
-        for x in v {
-            lanes = _mm256_sub_epi8(lanes, _mm256_cmpeq_epi8(x, newline));
-        }
-        let any = _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]));
-        mask |= u32::from(_mm256_movemask_epi8(any) != 0) << i;
-        let near_eq = v.map(|x| _mm256_cmpeq_epi8(folded(x, f_near), b_near));
-        if GATE {
-            let any = _mm256_or_si256(
-                _mm256_or_si256(near_eq[0], near_eq[1]),
-                _mm256_or_si256(near_eq[2], near_eq[3]),
-            );
-            if _mm256_movemask_epi8(any) == 0 {
-                continue;
-            }
+        prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+        let v = V::load(p);
+        counts = V::count(counts, v.eq(newline));
+        mask |= u32::from(v.any_high()) << i;
+        let near_eq = folded(v, f_near).eq(b_near);
+        if GATE && !near_eq.any_high() {
+            continue;
         }
         let bits = if start < first_far || last_far.is_none_or(|last| start > last) {
             // The second load would reach outside the text: every position.
@@ -259,28 +249,17 @@ unsafe fn block_scan<const GATE: bool, const FOLD: bool>(
         } else {
             // SAFETY: `start + other - near ..` plus 128 bytes lies inside `data`,
             // checked just above.
-            let q = unsafe { data.as_ptr().add(start + other - near) };
-            let far = |k: usize| unsafe { _mm256_loadu_si256(q.add(k * 32).cast::<__m256i>()) };
-            let c = [0, 1, 2, 3].map(|k| {
-                let eq = _mm256_cmpeq_epi8(folded(far(k), f_other), b_other);
-                _mm256_and_si256(near_eq[k], eq)
-            });
-            let any = _mm256_or_si256(_mm256_or_si256(c[0], c[1]), _mm256_or_si256(c[2], c[3]));
-            if _mm256_movemask_epi8(any) == 0 {
+            let far = V::load(unsafe { data.as_ptr().add(start + other - near) });
+            let c = near_eq.and(folded(far, f_other).eq(b_other));
+            if !c.any_high() {
                 continue;
             }
-            c.into_iter().enumerate().fold(0u128, |bits, (k, c)| {
-                bits | u128::from(_mm256_movemask_epi8(c) as u32) << (k * 32)
-            })
+            c.bits()
         };
         cand.write(bits);
         slices |= 1 << i;
     }
-    let sums = _mm256_sad_epu8(lanes, _mm256_setzero_si256());
-    let mut newlines = (_mm256_extract_epi64::<0>(sums)
-        + _mm256_extract_epi64::<1>(sums)
-        + _mm256_extract_epi64::<2>(sums)
-        + _mm256_extract_epi64::<3>(sums)) as usize;
+    let mut newlines = V::total(counts);
     if full * SLICE < len {
         let (count, last) = block_census_portable(&block[full * SLICE..]);
         newlines += count;

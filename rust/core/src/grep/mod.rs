@@ -18,6 +18,8 @@ pub mod format;
 mod fresh;
 pub mod index;
 pub mod matcher;
+#[cfg(any(fast_x86_64, fast_aarch64))]
+mod slice_vec;
 
 pub use format::{search, LineSpan, Query};
 pub use fresh::search_fresh;

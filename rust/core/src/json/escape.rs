@@ -315,11 +315,11 @@ unsafe fn bytes_into(mut dst: *mut u8, bytes: &[u8], utf8: bool) -> *mut u8 {
 #[inline(always)]
 unsafe fn copy_plain_bytes(src: *const u8, len: usize, dst: *mut u8) -> usize {
     let mut k = 0;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     while len - k >= 16 {
-        let m = sse::store_and_flag_bytes(src.add(k), dst.add(k));
+        let m = blocks::store_bytes(src.add(k), dst.add(k));
         if m != 0 {
-            return k + m.trailing_zeros() as usize;
+            return k + (m.trailing_zeros() / blocks::BYTE_BITS) as usize;
         }
         k += 16;
     }
@@ -359,31 +359,34 @@ unsafe fn copy_plain_bytes(src: *const u8, len: usize, dst: *mut u8) -> usize {
     len
 }
 
-/// A two- or four-byte code unit, with its SSE2 block (see [`sse`]).
+/// A two- or four-byte code unit, with its vector block (see [`blocks`]).
 trait WideUnit: Copy + Into<u32> {
     /// Units per block.
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     const BLOCK: usize;
     /// Store a block's units narrowed to bytes at `dst`; flag bits of the units
-    /// that are not plain, `16 / BLOCK` bits per unit.
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32;
+    /// that are not plain, [`blocks::BYTE_BITS`] per byte of a unit, in order.
+    #[cfg(any(fast_x86_64, fast_aarch64))]
+    unsafe fn store_block(src: *const Self, dst: *mut u8) -> u64;
 }
 
 impl WideUnit for u16 {
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     const BLOCK: usize = 8;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     #[inline(always)]
-    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32 {
-        sse::store_and_flag_ucs2(src, dst)
+    unsafe fn store_block(src: *const Self, dst: *mut u8) -> u64 {
+        blocks::store_ucs2(src, dst)
     }
 }
 
 impl WideUnit for u32 {
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     const BLOCK: usize = 4;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(fast_x86_64, fast_aarch64))]
     #[inline(always)]
-    unsafe fn store_and_flag(src: *const Self, dst: *mut u8) -> u32 {
-        sse::store_and_flag_ucs4(src, dst)
+    unsafe fn store_block(src: *const Self, dst: *mut u8) -> u64 {
+        blocks::store_ucs4(src, dst)
     }
 }
 
@@ -391,11 +394,12 @@ impl WideUnit for u32 {
 unsafe fn wide_into<U: WideUnit>(mut dst: *mut u8, units: &[U]) -> *mut u8 {
     let mut i = 0;
     loop {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(fast_x86_64, fast_aarch64))]
         while units.len() - i >= U::BLOCK {
-            let m = U::store_and_flag(units.as_ptr().add(i), dst);
+            let m = U::store_block(units.as_ptr().add(i), dst);
             if m != 0 {
-                let k = (m.trailing_zeros() as usize) / (16 / U::BLOCK);
+                let unit_bits = blocks::BYTE_BITS as usize * std::mem::size_of::<U>();
+                let k = m.trailing_zeros() as usize / unit_bits;
                 i += k;
                 dst = dst.add(k);
                 break;
@@ -432,9 +436,12 @@ unsafe fn wide_into<U: WideUnit>(mut dst: *mut u8, units: &[U]) -> *mut u8 {
 
 /// SSE2 blocks (part of every x86_64 CPU): store a block's units narrowed to
 /// bytes, then flag the ones that are not plain (`movemask` bits, in order).
-#[cfg(target_arch = "x86_64")]
-mod sse {
+#[cfg(fast_x86_64)]
+mod blocks {
     use std::arch::x86_64::*;
+
+    /// Flag bits per byte of a unit.
+    pub(super) const BYTE_BITS: u32 = 1;
 
     /// Flags of a block: below space (or, compared signed, at or above
     /// 0x80), above `~`, `"` or `\`.
@@ -447,17 +454,17 @@ mod sse {
         _mm_or_si128(_mm_or_si128(low, del), _mm_or_si128(quote, backslash))
     }
 
-    /// 16 bytes: copied as they are; one flag bit per byte.
+    /// 16 bytes, copied as they are.
     #[inline(always)]
-    pub(super) unsafe fn store_and_flag_bytes(src: *const u8, dst: *mut u8) -> u32 {
+    pub(super) unsafe fn store_bytes(src: *const u8, dst: *mut u8) -> u64 {
         let v = _mm_loadu_si128(src.cast());
         _mm_storeu_si128(dst.cast(), v);
-        _mm_movemask_epi8(not_plain_8(v)) as u32
+        u64::from(_mm_movemask_epi8(not_plain_8(v)) as u32)
     }
 
     /// 8 sixteen-bit units: 8 bytes stored; two flag bits per unit.
     #[inline(always)]
-    pub(super) unsafe fn store_and_flag_ucs2(src: *const u16, dst: *mut u8) -> u32 {
+    pub(super) unsafe fn store_ucs2(src: *const u16, dst: *mut u8) -> u64 {
         let v = _mm_loadu_si128(src.cast());
         // Signed compares: units from 0x8000 are negative, so "below space".
         let low = _mm_cmplt_epi16(v, _mm_set1_epi16(0x20));
@@ -466,12 +473,12 @@ mod sse {
         let backslash = _mm_cmpeq_epi16(v, _mm_set1_epi16(0x5c));
         let flags = _mm_or_si128(_mm_or_si128(low, high), _mm_or_si128(quote, backslash));
         _mm_storel_epi64(dst.cast(), _mm_packus_epi16(v, v));
-        _mm_movemask_epi8(flags) as u32
+        u64::from(_mm_movemask_epi8(flags) as u32)
     }
 
     /// 4 thirty-two-bit units: 4 bytes stored; four flag bits per unit.
     #[inline(always)]
-    pub(super) unsafe fn store_and_flag_ucs4(src: *const u32, dst: *mut u8) -> u32 {
+    pub(super) unsafe fn store_ucs4(src: *const u32, dst: *mut u8) -> u64 {
         let v = _mm_loadu_si128(src.cast());
         // Code points never reach the sign bit, so signed compares are exact.
         let low = _mm_cmplt_epi32(v, _mm_set1_epi32(0x20));
@@ -481,7 +488,74 @@ mod sse {
         let flags = _mm_or_si128(_mm_or_si128(low, high), _mm_or_si128(quote, backslash));
         let narrow = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
         std::ptr::write_unaligned(dst.cast::<i32>(), _mm_cvtsi128_si32(narrow));
-        _mm_movemask_epi8(flags) as u32
+        u64::from(_mm_movemask_epi8(flags) as u32)
+    }
+}
+
+/// NEON blocks (part of every aarch64 CPU), the contract of the SSE2 ones with
+/// four flag bits per byte (see [`nibble_mask`]).
+#[cfg(fast_aarch64)]
+mod blocks {
+    use crate::arch::neon::nibble_mask;
+    use std::arch::aarch64::*;
+
+    /// Flag bits per byte of a unit.
+    pub(super) const BYTE_BITS: u32 = 4;
+
+    /// 16 bytes, copied as they are. Not plain: below space, `0x7f` and above,
+    /// `"` or `\\`.
+    #[inline(always)]
+    pub(super) unsafe fn store_bytes(src: *const u8, dst: *mut u8) -> u64 {
+        let v = vld1q_u8(src);
+        vst1q_u8(dst, v);
+        let outside = vorrq_u8(vcltq_u8(v, vdupq_n_u8(0x20)), vcgeq_u8(v, vdupq_n_u8(0x7f)));
+        let special = vorrq_u8(
+            vceqq_u8(v, vdupq_n_u8(b'"')),
+            vceqq_u8(v, vdupq_n_u8(b'\\')),
+        );
+        nibble_mask(vorrq_u8(outside, special))
+    }
+
+    /// Flags of sixteen-bit units that are not plain, as 0xffff lanes.
+    #[inline(always)]
+    unsafe fn not_plain_16(v: uint16x8_t) -> uint16x8_t {
+        let outside = vorrq_u16(
+            vcltq_u16(v, vdupq_n_u16(0x20)),
+            vcgtq_u16(v, vdupq_n_u16(0x7e)),
+        );
+        let special = vorrq_u16(
+            vceqq_u16(v, vdupq_n_u16(0x22)),
+            vceqq_u16(v, vdupq_n_u16(0x5c)),
+        );
+        vorrq_u16(outside, special)
+    }
+
+    /// 8 sixteen-bit units: 8 bytes stored (each unit's low byte).
+    #[inline(always)]
+    pub(super) unsafe fn store_ucs2(src: *const u16, dst: *mut u8) -> u64 {
+        let v = vld1q_u16(src);
+        vst1_u8(dst, vmovn_u16(v));
+        nibble_mask(vreinterpretq_u8_u16(not_plain_16(v)))
+    }
+
+    /// 4 thirty-two-bit units: 4 bytes stored (each unit's low byte).
+    #[inline(always)]
+    pub(super) unsafe fn store_ucs4(src: *const u32, dst: *mut u8) -> u64 {
+        let v = vld1q_u32(src);
+        let outside = vorrq_u32(
+            vcltq_u32(v, vdupq_n_u32(0x20)),
+            vcgtq_u32(v, vdupq_n_u32(0x7e)),
+        );
+        let special = vorrq_u32(
+            vceqq_u32(v, vdupq_n_u32(0x22)),
+            vceqq_u32(v, vdupq_n_u32(0x5c)),
+        );
+        let flags = vorrq_u32(outside, special);
+        let narrow = vmovn_u16(vcombine_u16(vmovn_u32(v), vdup_n_u16(0)));
+        // `dst` may be unaligned: the lane is written as a plain value.
+        let low = vget_lane_u32::<0>(vreinterpret_u32_u8(narrow));
+        std::ptr::write_unaligned(dst.cast::<u32>(), low);
+        nibble_mask(vreinterpretq_u8_u32(flags))
     }
 }
 

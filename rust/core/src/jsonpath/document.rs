@@ -153,7 +153,7 @@ fn string_stop_mask(w: u64) -> u64 {
 /// Index of the first `"`, `\\` or control byte at or after `from`.
 #[inline]
 fn next_string_stop(bytes: &[u8], mut from: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(fast_x86_64)]
     {
         use std::arch::x86_64::{
             __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
@@ -173,6 +173,25 @@ fn next_string_stop(bytes: &[u8], mut from: usize) -> Option<usize> {
             };
             if mask != 0 {
                 return Some(from + mask.trailing_zeros() as usize);
+            }
+            from += 16;
+        }
+    }
+    #[cfg(fast_aarch64)]
+    {
+        use std::arch::aarch64::{vceqq_u8, vcleq_u8, vdupq_n_u8, vld1q_u8, vorrq_u8};
+        while let Some(chunk) = bytes.get(from..from + 16) {
+            // SAFETY: NEON is part of the aarch64 baseline; the load reads the
+            // 16 bytes of `chunk`.
+            let mask = unsafe {
+                let v = vld1q_u8(chunk.as_ptr());
+                let quote = vceqq_u8(v, vdupq_n_u8(b'"'));
+                let backslash = vceqq_u8(v, vdupq_n_u8(b'\\'));
+                let control = vcleq_u8(v, vdupq_n_u8(0x1f));
+                crate::arch::neon::nibble_mask(vorrq_u8(vorrq_u8(quote, backslash), control))
+            };
+            if mask != 0 {
+                return Some(from + (mask.trailing_zeros() / 4) as usize);
             }
             from += 16;
         }

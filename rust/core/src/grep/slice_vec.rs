@@ -1,0 +1,219 @@
+//! A 128-byte slice of text in vector registers, and the few operations the
+//! census loops ([`super::census`]) need: written once over this trait, compiled
+//! for AVX2 (four 32-byte vectors) and for NEON (eight 16-byte ones).
+//!
+//! Every method is `#[inline(always)]`: the loops are instantiated inside a
+//! function that enables the instructions (`#[target_feature]` on x86_64, the
+//! baseline on aarch64), where the intrinsics inline too.
+
+/// 128 bytes loaded as vectors; results of compares are `0xff` per equal byte.
+pub(super) trait SliceVec: Copy {
+    /// Newline counters carried over the slices of one block (at most 32).
+    type Counts: Copy;
+    /// # Safety
+    /// `p..p + 128` must be readable (unaligned is fine), and the CPU must have
+    /// the instructions (see the module comment).
+    unsafe fn load(p: *const u8) -> Self;
+    unsafe fn splat(b: u8) -> Self;
+    unsafe fn or(self, other: Self) -> Self;
+    unsafe fn and(self, other: Self) -> Self;
+    unsafe fn eq(self, other: Self) -> Self;
+    /// Whether any byte has its top bit set: a byte outside ASCII, or a compare
+    /// that matched.
+    unsafe fn any_high(self) -> bool;
+    /// The top bit of each byte, byte `i` giving bit `i`.
+    unsafe fn bits(self) -> u128;
+    unsafe fn no_counts() -> Self::Counts;
+    /// Adds the set bytes of a compare result to the counters.
+    unsafe fn count(counts: Self::Counts, eq: Self) -> Self::Counts;
+    unsafe fn total(counts: Self::Counts) -> usize;
+}
+
+#[cfg(fast_x86_64)]
+pub(super) use avx2::Avx2;
+
+#[cfg(fast_x86_64)]
+mod avx2 {
+    use super::SliceVec;
+    use std::arch::x86_64::*;
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Avx2([__m256i; 4]);
+
+    impl Avx2 {
+        #[inline(always)]
+        unsafe fn map2(self, other: Self, f: impl Fn(__m256i, __m256i) -> __m256i) -> Self {
+            let (a, b) = (self.0, other.0);
+            Avx2([f(a[0], b[0]), f(a[1], b[1]), f(a[2], b[2]), f(a[3], b[3])])
+        }
+
+        #[inline(always)]
+        unsafe fn folded(self) -> __m256i {
+            let v = self.0;
+            _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]))
+        }
+    }
+
+    impl SliceVec for Avx2 {
+        /// One-byte lanes: at most 4 newlines per lane per slice, 128 per block.
+        type Counts = __m256i;
+
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> Self {
+            let p = p.cast::<__m256i>();
+            Avx2([
+                _mm256_loadu_si256(p),
+                _mm256_loadu_si256(p.add(1)),
+                _mm256_loadu_si256(p.add(2)),
+                _mm256_loadu_si256(p.add(3)),
+            ])
+        }
+
+        #[inline(always)]
+        unsafe fn splat(b: u8) -> Self {
+            Avx2([_mm256_set1_epi8(b as i8); 4])
+        }
+
+        #[inline(always)]
+        unsafe fn or(self, other: Self) -> Self {
+            self.map2(other, |a, b| _mm256_or_si256(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn and(self, other: Self) -> Self {
+            self.map2(other, |a, b| _mm256_and_si256(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn eq(self, other: Self) -> Self {
+            self.map2(other, |a, b| _mm256_cmpeq_epi8(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn any_high(self) -> bool {
+            _mm256_movemask_epi8(self.folded()) != 0
+        }
+
+        #[inline(always)]
+        unsafe fn bits(self) -> u128 {
+            self.0.iter().enumerate().fold(0u128, |bits, (k, &v)| {
+                bits | u128::from(_mm256_movemask_epi8(v) as u32) << (k * 32)
+            })
+        }
+
+        #[inline(always)]
+        unsafe fn no_counts() -> __m256i {
+            _mm256_setzero_si256()
+        }
+
+        #[inline(always)]
+        unsafe fn count(counts: __m256i, eq: Self) -> __m256i {
+            // A set byte is -1: subtracting it adds one.
+            eq.0.iter().fold(counts, |c, &e| _mm256_sub_epi8(c, e))
+        }
+
+        #[inline(always)]
+        unsafe fn total(counts: __m256i) -> usize {
+            let sums = _mm256_sad_epu8(counts, _mm256_setzero_si256());
+            (_mm256_extract_epi64::<0>(sums)
+                + _mm256_extract_epi64::<1>(sums)
+                + _mm256_extract_epi64::<2>(sums)
+                + _mm256_extract_epi64::<3>(sums)) as usize
+        }
+    }
+}
+
+#[cfg(fast_aarch64)]
+pub(super) use neon::Neon;
+
+#[cfg(fast_aarch64)]
+mod neon {
+    use super::SliceVec;
+    use std::arch::aarch64::*;
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Neon([uint8x16_t; 8]);
+
+    impl Neon {
+        #[inline(always)]
+        unsafe fn map2(
+            self,
+            other: Self,
+            f: impl Fn(uint8x16_t, uint8x16_t) -> uint8x16_t,
+        ) -> Self {
+            let (a, b) = (self.0, other.0);
+            Neon(std::array::from_fn(|k| f(a[k], b[k])))
+        }
+
+        /// Bits of 64 bytes: each byte keeps its own bit weight (1..=128 in each
+        /// eight), then three pairwise adds gather them byte by byte.
+        #[inline(always)]
+        unsafe fn bits64(v: &[uint8x16_t]) -> u64 {
+            const WEIGHTS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
+            let w = vld1q_u8(WEIGHTS.as_ptr());
+            let m: [uint8x16_t; 4] = std::array::from_fn(|k| vandq_u8(v[k], w));
+            let s = vpaddq_u8(vpaddq_u8(m[0], m[1]), vpaddq_u8(m[2], m[3]));
+            vgetq_lane_u64::<0>(vreinterpretq_u64_u8(vpaddq_u8(s, s)))
+        }
+    }
+
+    impl SliceVec for Neon {
+        /// Two-byte lanes, fed eight-lane sums of each slice (`vpadalq`).
+        type Counts = uint16x8_t;
+
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> Self {
+            Neon(std::array::from_fn(|k| vld1q_u8(p.add(16 * k))))
+        }
+
+        #[inline(always)]
+        unsafe fn splat(b: u8) -> Self {
+            Neon([vdupq_n_u8(b); 8])
+        }
+
+        #[inline(always)]
+        unsafe fn or(self, other: Self) -> Self {
+            self.map2(other, |a, b| vorrq_u8(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn and(self, other: Self) -> Self {
+            self.map2(other, |a, b| vandq_u8(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn eq(self, other: Self) -> Self {
+            self.map2(other, |a, b| vceqq_u8(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn any_high(self) -> bool {
+            let v = self.0;
+            let a = vorrq_u8(vorrq_u8(v[0], v[1]), vorrq_u8(v[2], v[3]));
+            let b = vorrq_u8(vorrq_u8(v[4], v[5]), vorrq_u8(v[6], v[7]));
+            vmaxvq_u8(vorrq_u8(a, b)) >= 0x80
+        }
+
+        #[inline(always)]
+        unsafe fn bits(self) -> u128 {
+            u128::from(Self::bits64(&self.0[..4])) | u128::from(Self::bits64(&self.0[4..])) << 64
+        }
+
+        #[inline(always)]
+        unsafe fn no_counts() -> uint16x8_t {
+            vdupq_n_u16(0)
+        }
+
+        #[inline(always)]
+        unsafe fn count(counts: uint16x8_t, eq: Self) -> uint16x8_t {
+            // A set byte is 0xff (-1): subtracting it adds one; at most 8 a lane.
+            let slice = eq.0.iter().fold(vdupq_n_u8(0), |c, &e| vsubq_u8(c, e));
+            vpadalq_u8(counts, slice)
+        }
+
+        #[inline(always)]
+        unsafe fn total(counts: uint16x8_t) -> usize {
+            vaddlvq_u16(counts) as usize
+        }
+    }
+}
