@@ -3,7 +3,9 @@
 ``deterministic`` (loaded unless ``--hypothesis-profile`` names another) gives one verdict per
 tree: seeds derived from each test's source, no example database, no deadline, each test's own
 ``max_examples``. ``fuzz`` explores: random seeds, the example database under ``.hypothesis/``,
-and at least ``FUZZ_EXAMPLES`` examples per test.
+and at least ``FUZZ_EXAMPLES`` examples per test. ``emulated`` (the arm64 leg under qemu, where
+every example costs several times more) is ``deterministic`` with at most ``EMULATED_EXAMPLES``
+examples per test: the same draws, fewer of them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 DETERMINISTIC_PROFILE = "deterministic"
 FUZZ_PROFILE = "fuzz"
 FUZZ_EXAMPLES = 2000
+EMULATED_PROFILE = "emulated"
+EMULATED_EXAMPLES = 10
 
 _DATABASE = Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
 
@@ -37,6 +41,9 @@ def register_profiles() -> None:
         suppress_health_check=[HealthCheck.too_slow],
     )
     settings.register_profile(
+        EMULATED_PROFILE, settings.get_profile(DETERMINISTIC_PROFILE), max_examples=EMULATED_EXAMPLES
+    )
+    settings.register_profile(
         FUZZ_PROFILE,
         base,
         max_examples=FUZZ_EXAMPLES,
@@ -54,6 +61,20 @@ def active_profile() -> str:
     ``--hypothesis-verbosity`` and ``--hypothesis-explain`` load "<profile>-with-...".
     """
     return settings.get_current_profile_name().split("-with-")[0]
+
+
+def cap_example_budget(test: Any, ceiling: int) -> bool:
+    """Give the hypothesis test ``test`` at most ``ceiling`` examples; return whether it is one.
+
+    The counterpart of :func:`raise_example_budget`, for the ``emulated`` profile.
+    """
+    function = getattr(test, "__func__", test)
+    if not getattr(function, "is_hypothesis_test", False):
+        return False
+    own: settings = function._hypothesis_internal_use_settings
+    if own.max_examples > ceiling:
+        function._hypothesis_internal_use_settings = settings(own, max_examples=ceiling)
+    return True
 
 
 def raise_example_budget(test: Any, floor: int) -> bool:

@@ -12,6 +12,7 @@ here). ``deterministic`` is loaded unless ``--hypothesis-profile`` names another
 from each test, no example database, no deadline, each test's own ``max_examples``, so one tree
 always gives one verdict. ``fuzz`` explores (``python -m pytest tests --hypothesis-profile=fuzz``):
 random seeds, the example database under ``.hypothesis/``, at least 2000 examples per test.
+``emulated`` (``.ci/test-arm64``, under qemu) keeps the deterministic draws, at most 10 per test.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from typing import Any
 import pytest
 from _hypothesis_profiles import (
     DETERMINISTIC_PROFILE,
+    EMULATED_PROFILE,
     FUZZ_PROFILE,
     active_profile,
+    cap_example_budget,
     raise_example_budget,
     register_profiles,
 )
@@ -169,13 +172,15 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under the fuzz profile, run every property test with at least the profile's examples."""
-    if active_profile() != FUZZ_PROFILE:
+    """Fuzz: every property test runs at least the profile's examples; emulated: at most."""
+    profile = active_profile()
+    if profile not in (FUZZ_PROFILE, EMULATED_PROFILE):
         return
-    floor = settings.default.max_examples
+    budget = settings.default.max_examples
+    adjust = raise_example_budget if profile == FUZZ_PROFILE else cap_example_budget
     for item in items:
         if isinstance(item, pytest.Function):
-            raise_example_budget(item.obj, floor)
+            adjust(item.obj, budget)
 
 
 # S3 over real HTTP (a moto server on 127.0.0.1, one per run), for every test folder.

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from _hypothesis_profiles import (
     DETERMINISTIC_PROFILE,
+    EMULATED_EXAMPLES,
+    EMULATED_PROFILE,
     FUZZ_EXAMPLES,
     FUZZ_PROFILE,
     active_profile,
+    cap_example_budget,
     raise_example_budget,
 )
 from hypothesis import given, settings
@@ -27,6 +30,29 @@ def test_profiles_are_as_documented() -> None:
     fuzz = settings.get_profile(FUZZ_PROFILE)
     assert not fuzz.derandomize and isinstance(fuzz.database, DirectoryBasedExampleDatabase)
     assert fuzz.max_examples == FUZZ_EXAMPLES == 2000
+
+
+def test_emulated_profile_is_deterministic_with_fewer_examples() -> None:
+    emulated = settings.get_profile(EMULATED_PROFILE)
+    assert (emulated.derandomize, emulated.database, emulated.deadline) == (True, None, None)
+    assert emulated.max_examples == EMULATED_EXAMPLES == 10
+
+
+def test_example_cap_lowers_a_tests_own_budget_and_leaves_smaller_ones() -> None:
+    @settings(max_examples=300)
+    @given(st.integers())
+    def many(number: int) -> None:
+        pass
+
+    @settings(max_examples=4)
+    @given(st.integers())
+    def few(number: int) -> None:
+        pass
+
+    assert cap_example_budget(many, 10) and cap_example_budget(few, 10)
+    assert many._hypothesis_internal_use_settings.max_examples == 10  # type: ignore[attr-defined]
+    assert few._hypothesis_internal_use_settings.max_examples == 4  # type: ignore[attr-defined]
+    assert not cap_example_budget(lambda: None, 10)
 
 
 def test_active_profile_is_the_command_lines_or_deterministic(request: pytest.FixtureRequest) -> None:

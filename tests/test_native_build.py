@@ -2,8 +2,9 @@
 
 A build for x86_64 or aarch64 carries that architecture's vector fast paths; a build with
 ``RUSTFLAGS="--cfg strands_offload_portable"`` (CI's portable leg, which sets
-``STRANDS_OFFLOAD_EXPECT_FAST_PATHS=portable``) carries only their portable twins. (The JSON writer's layout probe, which does not depend on
-the instruction set, is checked in ``test_json_dumps.py`` on every build.)
+``STRANDS_OFFLOAD_EXPECT_FAST_PATHS=portable``) carries only their portable twins. The JSON
+writer's layout probe, which does not depend on the instruction set, is checked by
+``test_json_dumps.py`` on every build.
 """
 
 from __future__ import annotations
@@ -21,4 +22,3 @@ def test_fast_paths_follow_the_architecture_or_the_portable_setting() -> None:
         platform.machine().lower(), "portable"
     )
     assert _native._fast_paths() == expected
-

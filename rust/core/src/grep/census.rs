@@ -367,6 +367,9 @@ mod tests {
         text[4095] = 0xA9;
         assert_eq!(block_census(&text), (1365, 1 << 5 | 1 << 31));
         assert_eq!(block_census("a\né\n".as_bytes()), (2, 1));
+        // The most a block holds: every lane's counters at their largest.
+        assert_eq!(block_census(&[b'\n'; 32 * SLICE]), (4096, 0));
+        assert_eq!(block_census(&[0xff; 32 * SLICE]), (0, u32::MAX));
         // A partial last slice, and the portable loop agrees with the vector one.
         text.truncate(4000);
         text[3999] = 0xA9;

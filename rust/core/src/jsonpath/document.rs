@@ -622,6 +622,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn string_stop_scan_finds_the_first_stop_at_every_offset() {
+        // Stops and the bytes around their boundaries (space, DEL, the high bytes),
+        // at every offset of texts spanning one to three vector blocks.
+        let stops = [b'"', b'\\', 0x00, 0x0a, 0x1f];
+        let near = [0x20u8, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff];
+        let oracle = |t: &[u8], from: usize| {
+            (from..t.len()).find(|&i| t[i] == b'"' || t[i] == b'\\' || t[i] < 0x20)
+        };
+        for len in 0..48 {
+            for (k, &filler) in near.iter().enumerate() {
+                let mut text: Vec<u8> = (0..len).map(|i| near[(i + k) % near.len()]).collect();
+                assert_eq!(next_string_stop(&text, 0), oracle(&text, 0), "{len} {filler:#x}");
+                for at in 0..len {
+                    for &stop in &stops {
+                        let kept = text[at];
+                        text[at] = stop;
+                        for from in [0, at.saturating_sub(1), at] {
+                            assert_eq!(
+                                next_string_stop(&text, from),
+                                oracle(&text, from),
+                                "{len} {at} {stop:#x} {from}"
+                            );
+                        }
+                        text[at] = kept;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn trailing_commas_in_python_313_wording() {
         let worded =
             |s: &str| match Document::parse_worded(s.as_bytes(), ErrorWording::TrailingComma) {

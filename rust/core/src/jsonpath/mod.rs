@@ -329,12 +329,12 @@ mod tests {
     fn quadratic_query_with_a_huge_filter_hits_the_work_budget() {
         let doc = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
         let query = format!("$..*..*[?(@[0] == 5{})]", " || @[0] == 5".repeat(1000));
-        let started = std::time::Instant::now();
+        // The budget counts work, not time: the error is the bound (no clock here,
+        // so the verdict is the same on a slow or emulated machine).
         assert_eq!(
             query_json(doc.as_bytes(), &query),
             Err(JsonQueryError::TooMuchWork)
         );
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
         // The same shape with a small filter stays within the budget.
         assert!(query_json(doc.as_bytes(), "$..*..*[?(@[0] == 5)]").is_ok());
     }
