@@ -541,21 +541,17 @@ mod blocks {
     /// 4 thirty-two-bit units: 4 bytes stored (each unit's low byte).
     #[inline(always)]
     pub(super) unsafe fn store_ucs4(src: *const u32, dst: *mut u8) -> u64 {
-        let v = vld1q_u32(src);
-        let outside = vorrq_u32(
-            vcltq_u32(v, vdupq_n_u32(0x20)),
-            vcgtq_u32(v, vdupq_n_u32(0x7e)),
-        );
-        let special = vorrq_u32(
-            vceqq_u32(v, vdupq_n_u32(0x22)),
-            vceqq_u32(v, vdupq_n_u32(0x5c)),
-        );
-        let flags = vorrq_u32(outside, special);
-        let narrow = vmovn_u16(vcombine_u16(vmovn_u32(v), vdup_n_u16(0)));
+        // Narrowed with saturation, a unit above 0xffff reads 0xffff: not plain
+        // either way, so the sixteen-bit test decides every unit exactly.
+        let n = vqmovn_u32(vld1q_u32(src));
+        let flags = not_plain_16(vcombine_u16(n, n));
+        // Each unit's flag doubled back to 32 bits: four bytes of flags per unit.
+        let flags = vzip1q_u16(flags, flags);
+        let narrow = vmovn_u16(vcombine_u16(n, n));
         // `dst` may be unaligned: the lane is written as a plain value.
         let low = vget_lane_u32::<0>(vreinterpret_u32_u8(narrow));
         std::ptr::write_unaligned(dst.cast::<u32>(), low);
-        nibble_mask(vreinterpretq_u8_u32(flags))
+        nibble_mask(vreinterpretq_u8_u16(flags))
     }
 }
 

@@ -633,7 +633,11 @@ mod tests {
         for len in 0..48 {
             for (k, &filler) in near.iter().enumerate() {
                 let mut text: Vec<u8> = (0..len).map(|i| near[(i + k) % near.len()]).collect();
-                assert_eq!(next_string_stop(&text, 0), oracle(&text, 0), "{len} {filler:#x}");
+                assert_eq!(
+                    next_string_stop(&text, 0),
+                    oracle(&text, 0),
+                    "{len} {filler:#x}"
+                );
                 for at in 0..len {
                     for &stop in &stops {
                         let kept = text[at];
