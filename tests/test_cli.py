@@ -7,9 +7,12 @@ import importlib
 import io
 import math
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
+import threading
+import time
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -122,6 +125,38 @@ def test_demo_offloads_and_greps(capsysbinary: pytest.CaptureFixture[bytes]) -> 
     assert "[Offloaded: 1 blocks, ~500," in out
     assert "[2 matches for /ERROR/]" in out
     assert "Same notice header and grep result as the reference: yes" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["demo", "--size-mb", "1e9"], "--size-mb is at most 256 (got 1e+09)"),
+        (["demo", "--size-mb", "256.5"], "--size-mb is at most 256 (got 256.5)"),
+        (["demo", "--repeats", "21"], "--repeats is at most 20 (got 21)"),
+        (["count", "f", "--max-bytes", "5G"], "--max-bytes is at most 4G (got 5,368,709,120)"),
+        (["preview", "f", "--tokens", "10" + "0" * 20], "--tokens is at most 4,294,967,296 (got 1,"),
+        (["grep", "f", "--context", "4294967297"], "--context is at most 4,294,967,296 (got 4,294,967,297)"),
+        (["grep", "f", "--max-chars", "9" * 12], "--max-chars is at most 4,294,967,296 (got 999,999,999,999)"),
+    ],
+)
+def test_work_sizing_options_past_their_bound_are_a_one_line_usage_error(
+    argv: list[str], message: str, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # Refused before any work starts: the file "f" does not exist and no log is ever built.
+    code, out, err = run(argv, capsysbinary)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"strands-offload {argv[0]}: error: {message}") and err.count("\n") == 1, err
+
+
+def test_work_sizing_options_at_their_bound_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "one.txt"
+    path.write_bytes(b"a ERROR\nb\n")
+    args = ["--context", "4294967296", "--max-chars", "4294967296", "--max-bytes", "4G"]
+    done = cli_process("grep", str(path), "--pattern", "ERROR", *args)
+    assert done.returncode == 0 and done.stdout.startswith(b"[1 match for /ERROR/]"), done.stderr
+    # The exact BPE preview used to fail with an OverflowError past a C long.
+    done = cli_process("preview", str(path), "--tokens", "4294967296", "--encoding", "cl100k_base")
+    assert (done.returncode, done.stdout) == (0, b"a ERROR\nb\n\n"), done.stderr
 
 
 def test_missing_file_is_an_error(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
@@ -442,3 +477,76 @@ def test_python_dash_m_runs_the_cli() -> None:
 def test_module_main_is_importable_without_running() -> None:
     # The package must not run the CLI on a plain import.
     importlib.import_module("strands_offload.cli")
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds the demo's child through /proc")
+def test_ctrl_c_ends_the_demo_during_a_reference_grep_that_never_ends() -> None:
+    # The reference greps with Python's re in a tool thread, which holds the interpreter lock
+    # while '(.|.)*ZZZ' backtracks through each line: before, SIGINT waited for it forever.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "strands_offload", "-v", "demo", "--size-mb", "0.1", "--repeats", "1"]
+        + ["--pattern", "(.|.)*ZZZ"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lines: list[bytes] = []
+    reached = threading.Event()
+
+    def drain() -> None:  # read stderr beside the test, so no read can block it
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if b"running the reference plugin" in line:
+                reached.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    children: set[int] = set()
+    try:
+        assert reached.wait(timeout=60), b"".join(lines)[-2000:]
+        time.sleep(0.3)  # inside the reference's grep by now
+        children = _children(process.pid)
+        assert process.poll() is None
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        try:
+            code = process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        elapsed = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    reader.join(timeout=5)
+    rest = b"".join(lines)
+    assert code == 130 and elapsed < 2, (code, elapsed)
+    assert rest.decode().splitlines()[-1] == "strands-offload demo: error: interrupted"
+    assert b"Traceback" not in rest and process.stdout is not None and process.stdout.read() == b""
+    deadline = time.monotonic() + 2
+    while any(os.path.exists(f"/proc/{child}") for child in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # The child that ran the demo is gone too, not left grepping (a zombie awaiting init counts as gone).
+    for child in children:
+        try:
+            with open(f"/proc/{child}/stat", encoding="utf-8") as stat:
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        if state != "Z":
+            os.kill(child, signal.SIGKILL)
+        assert state == "Z", f"child {child} still running"

@@ -15,9 +15,14 @@ tool). Output is written as UTF-8.
 
 Input is read in chunks and refused past ``--max-bytes`` (default 256 MiB), so an endless
 stream (``/dev/zero``, a pipe that never closes) ends with an error instead of exhausting memory.
+Every option that sizes work has a bound (``--max-bytes`` at most 4G; ``--tokens``, ``--context`` and
+``--max-chars`` at most 4,294,967,296; ``demo --size-mb`` at most 256 and ``--repeats`` at most 20); a
+value past it is refused on one line with status 2, before any work starts.
 Every failure is one line on standard error (``strands-offload <command>: error: ...``) and exit
-status 1; bad usage exits 2. A reader that goes away (``... | head``) ends the command quietly with
-status 141, as a process killed by ``SIGPIPE`` would.
+status 1; bad usage exits 2. Ctrl-C ends a command with status 130; the demo runs its agents in a
+child process, so a search that never ends in the reference plugin cannot keep it running. A reader
+that goes away (``... | head``) ends the command quietly with status 141, as a process killed by
+``SIGPIPE`` would.
 
 ``python -m strands_offload`` runs the same command.
 """
@@ -32,7 +37,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from ._search import search_content
 from ._tokens import count_tokens, preview
@@ -44,6 +49,12 @@ ENCODINGS = ("cl100k_base", "o200k_base", "heuristic")
 PREVIEW_MODES = ("head", "tail", "head_tail")
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """Default of ``--max-bytes``: the most input a command reads before giving up."""
+MAX_INPUT_BYTES = 4 * 1024**3
+"""The largest ``--max-bytes`` accepted (4 GiB); also bounds ``--tokens``, ``--context`` and ``--max-chars``."""
+DEMO_MAX_SIZE_MB = 256.0
+"""The largest log ``demo --size-mb`` builds."""
+DEMO_MAX_REPEATS = 20
+"""The most runs per plugin ``demo --repeats`` asks for."""
 
 _CHUNK_BYTES = 1024 * 1024
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -53,7 +64,10 @@ _EXIT_BROKEN_PIPE = 128 + 13
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DEMO_MAX_REPEATS",
+    "DEMO_MAX_SIZE_MB",
     "ENCODINGS",
+    "MAX_INPUT_BYTES",
     "PREVIEW_MODES",
     "build_parser",
     "main",
@@ -65,6 +79,35 @@ __all__ = [
 
 class CliError(Exception):
     """A problem to report to the user as ``strands-offload <command>: error: ...``."""
+
+
+class UsageError(CliError):
+    """An option past its bound: reported on one line like any error, with the bad-usage status 2."""
+
+
+# Every option that sizes a command's work, with the largest value it takes and that value as the
+# user would write it. Checked after parsing so the refusal is one line, like the --max-bytes cap.
+_LIMITS: dict[str, tuple[str, float, str]] = {
+    "max_bytes": ("--max-bytes", MAX_INPUT_BYTES, "4G"),
+    "tokens": ("--tokens", MAX_INPUT_BYTES, f"{MAX_INPUT_BYTES:,}"),
+    "context": ("--context", MAX_INPUT_BYTES, f"{MAX_INPUT_BYTES:,}"),
+    "max_chars": ("--max-chars", MAX_INPUT_BYTES, f"{MAX_INPUT_BYTES:,}"),
+    "size_mb": ("--size-mb", DEMO_MAX_SIZE_MB, f"{DEMO_MAX_SIZE_MB:g}"),
+    "repeats": ("--repeats", DEMO_MAX_REPEATS, f"{DEMO_MAX_REPEATS}"),
+}
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """Refuse any work-sizing option of ``args`` that is past its bound.
+
+    Raises:
+        UsageError: Naming the first option past its bound, the bound and the value given.
+    """
+    for dest, (option, most, most_text) in _LIMITS.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, (int, float)) and value > most:
+            shown = f"{value:,}" if isinstance(value, int) else f"{value:g}"
+            raise UsageError(f"{option} is at most {most_text} (got {shown})")
 
 
 # ---------------------------------------------------------------------------
@@ -264,21 +307,103 @@ def _cmd_grep(args: argparse.Namespace) -> str:
 
 
 def _cmd_demo(args: argparse.Namespace) -> str:
-    # Imported here: the demo loads the Strands SDK, which the other commands never need.
-    from .demo.run import demo
-
-    report = io.StringIO()
-    if demo(args.size_mb, args.pattern, args.repeats, out=report) != 0:
-        write_text(report.getvalue())
+    status, report = _demo_in_child(args.size_mb, args.pattern, args.repeats, args.verbose)
+    if status != 0:
+        write_text(report)
         raise CliError("the demo's conversation differs from the reference plugin's")
-    return report.getvalue()
+    return report
+
+
+def _demo_in_child(size_mb: float, pattern: str, repeats: int, verbose: bool) -> tuple[int, str]:
+    """Run the demo in a child process and return its status and report.
+
+    The agents run their tools in worker threads; a reference grep in Python's ``re`` holds the
+    interpreter lock for as long as it backtracks, so no signal handler of this process could run.
+    Here the parent only waits, so Ctrl-C ends it at once and the child is killed.
+
+    Raises:
+        CliError: If the child fails or ends without a report.
+        KeyboardInterrupt: On Ctrl-C (the child is killed first).
+    """
+    import multiprocessing
+    import signal
+
+    context = multiprocessing.get_context("spawn")  # a fork would copy native thread pools' locks
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_demo_child,
+        args=(send, size_mb, pattern, repeats, verbose),
+        name="strands-offload-demo",
+        daemon=True,
+    )
+    # A child started with SIGINT ignored keeps it ignored (Python installs its handler only over the
+    # default), so Ctrl-C at a terminal, which signals the whole group, leaves it to the parent.
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to restore
+        previous = None
+    try:
+        process.start()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    send.close()
+    try:
+        while not receive.poll(0.1):
+            if not process.is_alive() and not receive.poll(0):
+                raise CliError(f"the demo's process ended without a report (exit status {process.exitcode})")
+        try:
+            outcome = receive.recv()
+        except EOFError:
+            raise CliError(f"the demo's process ended without a report (exit status {process.exitcode})") from None
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        receive.close()
+    if outcome[0] == "done":
+        return int(outcome[1]), str(outcome[2])
+    _kind, name, message, trace = outcome
+    if name == "MemoryError":
+        raise CliError("out of memory (try a smaller --size-mb)")
+    if verbose:
+        sys.stderr.write(trace)
+        return_hint = ""
+    else:
+        return_hint = " (run with -v for the traceback)"
+    raise CliError(f"unexpected {name}: {message}{return_hint}")
+
+
+def _demo_child(send: object, size_mb: float, pattern: str, repeats: int, verbose: bool) -> None:
+    """The demo's child process: run both scenes and send back ``("done", status, report)`` or the failure."""
+    import signal
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the demo ends
+    connection: Any = send
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+    try:
+        # Imported here: the demo loads the Strands SDK, which the other commands never need.
+        from .demo.run import demo
+
+        report = io.StringIO()
+        status = demo(size_mb, pattern, repeats, out=report)
+        connection.send(("done", status, report.getvalue()))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent to report
+        connection.send(("failed", type(exc).__name__, str(exc), traceback.format_exc()))
+    finally:
+        connection.close()
 
 
 def _cmd_bench(args: argparse.Namespace) -> str:
     # Imported here: the benchmarks load the Strands SDK, tiktoken and (for the chart) matplotlib.
-    from .bench.report import run_bench
+    from .bench.report import ReportWriteError, run_bench
 
-    _report, text = run_bench(quick=args.quick, out=args.out, progress=not args.no_progress)
+    try:
+        _report, text = run_bench(quick=args.quick, out=args.out, progress=not args.no_progress)
+    except ReportWriteError as exc:
+        raise CliError(str(exc)) from exc
     return text
 
 
@@ -292,7 +417,7 @@ def _add_max_bytes(command: argparse.ArgumentParser) -> None:
         type=parse_byte_size,
         default=DEFAULT_MAX_BYTES,
         metavar="N",
-        help="refuse input larger than N bytes (suffixes K, M, G); default: 256M",
+        help="refuse input larger than N bytes (suffixes K, M, G; at most 4G); default: 256M",
     )
 
 
@@ -369,11 +494,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run an offline agent whose tool returns a large log; show what the model saw and the timings.",
     )
     demo.add_argument(
-        "--size-mb", type=_positive_float, default=5.0, help="size of the generated log (default: %(default)s)"
+        "--size-mb",
+        type=_positive_float,
+        default=5.0,
+        help=f"size of the generated log, at most {DEMO_MAX_SIZE_MB:g} (default: %(default)s)",
     )
     demo.add_argument("--pattern", default="ERROR", help="what the scripted model greps for (default: %(default)s)")
     demo.add_argument(
-        "--repeats", type=_positive_int, default=3, help="runs per plugin for the timing (default: %(default)s)"
+        "--repeats",
+        type=_positive_int,
+        default=3,
+        help=f"runs per plugin for the timing, at most {DEMO_MAX_REPEATS} (default: %(default)s)",
     )
     demo.set_defaults(handler=_cmd_demo)
 
@@ -408,7 +539,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     handler: Callable[[argparse.Namespace], str] = args.handler
     try:
+        check_limits(args)
         output = handler(args)
+    except UsageError as exc:
+        return _fail(args.command, str(exc), status=2)
     except (CliError, ValueError) as exc:
         return _fail(args.command, str(exc))
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ memory, and the same scenario runs with the reference plugin for timing.
 
 from __future__ import annotations
 
+import logging
 import statistics
 import sys
 from typing import TextIO
@@ -16,6 +17,8 @@ from .. import count_tokens
 from .._heuristic import text_tokens
 from ..context_offloader import ContextOffloader
 from .scenario import ScenarioRun, make_service_log, run_log_triage
+
+logger = logging.getLogger(__name__)
 
 
 def _tool_texts(run: ScenarioRun) -> list[str]:
@@ -63,6 +66,7 @@ def demo(size_mb: float = 5.0, pattern: str = "ERROR", repeats: int = 3, out: Te
     except ImportError:
         write("(the reference plugin is not installed; no timing comparison)\n")
         return 0
+    logger.debug("scene=<offload>, repeats=<%d> | running the reference plugin", repeats)
     theirs, their_seconds = _best_of(repeats, ReferenceOffloader, log, pattern)
     same = [t.split("\n", 1)[0] for t in _tool_texts(theirs)] == [t.split("\n", 1)[0] for t in _tool_texts(ours)]
     write(
