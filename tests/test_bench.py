@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,70 @@ def test_cli_bench_subcommand(
     assert "| sum small |" in out and (tmp_path / "results.json").is_file()
     args = cli.build_parser().parse_args(["bench"])
     assert args.out == "strands-offload-bench" and args.quick is False
+
+
+def test_out_naming_a_file_is_a_one_line_error_before_measuring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def never(quick: bool = False) -> list[Case]:
+        raise AssertionError("measured although the report could never be written")
+
+    monkeypatch.setattr(report, "all_cases", never)
+    existing = tmp_path / "notes.txt"
+    existing.write_text("keep me", encoding="utf-8")
+    assert cli.main(["bench", "--quick", "--out", str(existing), "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"strands-offload bench: error: --out {existing} is a file, not a folder; pass a folder for the report\n"
+    )
+    assert existing.read_text(encoding="utf-8") == "keep me"
+    assert cli.main(["bench", "--quick", "--out", str(existing / "below"), "--no-progress"]) == 1
+    assert capsys.readouterr().err == (
+        f"strands-offload bench: error: cannot create the folder {existing / 'below'}: Not a directory\n"
+    )
+
+
+def _old_outputs(folder: Path) -> dict[str, bytes]:
+    folder.mkdir(exist_ok=True)
+    old = {"results.md": b"old table\n", "results.json": b"{}\n", "chart.png": b"\x89PNG old chart"}
+    for name, data in old.items():
+        (folder / name).write_bytes(data)
+    return old
+
+
+def test_a_failed_write_replaces_no_earlier_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _old_outputs(tmp_path)
+    monkeypatch.setattr(report, "all_cases", _tiny_cases)
+
+    def full_disk(result: Any, path: Path) -> str | None:
+        path.write_bytes(b"\x89PNG half")  # the chart is the last file written: the disk fills there
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report, "chart", full_disk)
+    assert cli.main(["bench", "--quick", "--out", str(tmp_path), "--no-progress"]) == 1
+    assert capsys.readouterr().err == (
+        f"strands-offload bench: error: cannot write the report to {tmp_path}: No space left on device; "
+        "no earlier output was replaced\n"
+    )
+    # Before, results.md and results.json of the new run sat beside the old chart.png.
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == old
+
+
+def test_a_complete_write_replaces_every_output_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _old_outputs(tmp_path)
+    monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # no chart this time
+    _result, text = report.run_bench(quick=True, out=tmp_path, progress=False)
+    # No chart.png of an earlier run is left beside the new tables, and no temporary file remains.
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["results.json", "results.md"]
+    assert (tmp_path / "results.md").read_text().startswith("| operation |")
+    assert "removed the chart.png of an earlier run" in text
+    assert oct((tmp_path / "results.md").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

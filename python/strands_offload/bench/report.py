@@ -11,7 +11,9 @@ import gc
 import importlib
 import json
 import logging
+import os
 import platform
+import secrets
 import statistics
 import sys
 import time
@@ -23,7 +25,7 @@ from typing import Any
 from .. import _seam
 from .cases import Case, CaseUnavailable, all_cases
 
-__all__ = ["BenchReport", "Row", "run_bench"]
+__all__ = ["BenchReport", "ReportWriteError", "Row", "run_bench", "write_outputs"]
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +174,7 @@ def chart(report: BenchReport, path: Path) -> str | None:
         f"strands-offload vs strands-agents {_seam.strands_version()} ({kind}, Python {sys.version.split()[0]})"
     )
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, format="png")
     pyplot.close(figure)
     return None
 
@@ -184,14 +186,24 @@ def run_bench(
 
     Args:
         quick: Small and medium inputs only, fewer rounds (under a minute on two cores).
-        out: The output folder (created when missing).
+        out: The output folder (created when missing); the three files replace earlier ones
+            together or not at all.
         progress: Show a progress bar on standard error (when tqdm is installed).
 
     Returns:
         The report and the text to print: the table and where the files went.
+
+    Raises:
+        ReportWriteError: If the folder cannot be created (before any measuring) or the files
+            cannot be written.
     """
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise ReportWriteError(f"--out {folder} is a file, not a folder; pass a folder for the report")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportWriteError(f"cannot create the folder {folder}: {exc.strerror or exc}") from exc
     # Measure the SDK as installed: a previous accelerate() in this process would blur the comparison.
     from .._accelerate import deaccelerate, is_accelerated
 
@@ -213,14 +225,81 @@ def run_bench(
             accelerate()
     report.seconds = time.perf_counter() - started
     table = report.table()
-    (folder / "results.md").write_text(table + "\n", encoding="utf-8")
-    (folder / "results.json").write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     notes = [table, ""]
     for group, reason in report.skipped:
         notes.append(f"skipped: {group}: {reason}")
-    why_not = chart(report, folder / "chart.png")
-    written = ["results.md", "results.json"] + ([] if why_not else ["chart.png"])
+    written, why_not, removed = write_outputs(folder, report, table)
     if why_not:
         notes.append(f"chart skipped: {why_not}")
+    if removed:
+        notes.append("removed the chart.png of an earlier run (this run has no chart)")
     notes.append(f"wrote {', '.join(written)} to {folder} in {report.seconds:.0f} s")
     return report, "\n".join(notes)
+
+
+class ReportWriteError(Exception):
+    """The report could not be written; no earlier output was replaced."""
+
+
+def _temporary(folder: Path, name: str) -> Path:
+    """A new empty file beside ``name`` (created with the umask's permissions, as the final file would be)."""
+    while True:
+        path = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return path
+
+
+def write_outputs(folder: Path, report: BenchReport, table: str) -> tuple[list[str], str | None, bool]:
+    """Write ``results.md``, ``results.json`` and ``chart.png`` into ``folder``, all or none.
+
+    Each file is first written to a temporary file beside its final name; only when every one is
+    complete are they renamed over the old outputs, so a failure (a full disk, a chart that cannot be
+    drawn) leaves the previous run's files as they were. A ``chart.png`` of an earlier run is
+    removed when this run has no chart, so the folder never pairs new tables with an old chart.
+
+    Returns:
+        The names written, why the chart was skipped (or ``None``), and whether an old chart was removed.
+
+    Raises:
+        ReportWriteError: If a file cannot be written; the temporary files are removed.
+    """
+    staged: dict[str, Path] = {}
+    try:
+        staged["results.md"] = _temporary(folder, "results.md")
+        staged["results.md"].write_text(table + "\n", encoding="utf-8")
+        staged["results.json"] = _temporary(folder, "results.json")
+        staged["results.json"].write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        staged["chart.png"] = _temporary(folder, "chart.png")
+        why_not = chart(report, staged["chart.png"])
+        if why_not:
+            staged.pop("chart.png").unlink()
+    except BaseException as exc:
+        for path in staged.values():
+            path.unlink(missing_ok=True)
+        if not isinstance(exc, OSError):
+            raise
+        raise ReportWriteError(
+            f"cannot write the report to {folder}: {exc.strerror or exc}; no earlier output was replaced"
+        ) from exc
+    # Renames within one folder only fail when the folder itself goes wrong under us.
+    renamed: list[str] = []
+    try:
+        for name, path in staged.items():
+            os.replace(path, folder / name)
+            renamed.append(name)
+        removed = False
+        if why_not and (folder / "chart.png").is_file():
+            (folder / "chart.png").unlink()
+            removed = True
+    except OSError as exc:
+        for name, path in staged.items():
+            if name not in renamed:
+                path.unlink(missing_ok=True)
+        raise ReportWriteError(
+            f"cannot finish the report in {folder}: {exc.strerror or exc}; "
+            f"only {', '.join(renamed) or 'no file'} replaced"
+        ) from exc
+    return list(staged), why_not, removed
