@@ -11,8 +11,19 @@ import json
 from typing import Any
 
 import pytest
-from _cm_harness import ContextModel, add_message, before_model_call, retrieve
-from strands import Agent
+from _cm_harness import (
+    REFERENCE,
+    ContextModel,
+    Reply,
+    ToolCall,
+    add_message,
+    before_model_call,
+    fixed_tracking_ids,
+    replies,
+    retrieve,
+    without_usage,
+)
+from strands import Agent, tool
 from strands_offload import count_tokens
 from strands_offload.context_manager import ContextManager, Offload
 from strands_offload.storage import InMemoryStorage
@@ -134,6 +145,58 @@ def test_clear_at_least_never_blocks_overflow_recovery() -> None:
     agent = _agent(ContextManager(strategies=[strategy]), json.loads(json.dumps(_drop_conversation())))
     assert asyncio.run(overflow(agent)) is True
     assert agent.messages[2]["content"][0]["toolResult"]["content"][0]["text"] == "[Dropped] [ref: a_0]"
+
+
+@tool
+def read_part(part: int) -> str:
+    """Read one part of the service log."""
+    return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(300))
+
+
+def _reading_session(manager: Any) -> tuple[Agent, ContextModel]:
+    """Six tool calls of about 2,700 tokens each in an 8,000-token window, through a real Agent."""
+    calls = [Reply("", [ToolCall("read_part", {"part": part}, f"tu_part_{part}")]) for part in range(6)]
+    model = ContextModel(replies(*calls), context_window_limit=8_000)
+    agent = Agent(model=model, tools=[read_part], context_manager=manager, callback_handler=None)
+    with fixed_tracking_ids():
+        agent("read every part of the log")
+    return agent, model
+
+
+_SUMMARIZE_WHEN = {
+    "messages": {"utilization": 0.3},
+    "blocks": {"threshold": 100, "preserve_recent": 1},
+}
+
+
+@pytest.mark.parametrize("level", list(_SUMMARIZE_WHEN))
+def test_clear_at_least_out_of_reach_makes_no_summarizer_call(level: str) -> None:
+    # Before, every pass asked the model for a summary and then threw it away as too small a gain
+    # (5 summaries over 7 model calls for messages, 12 for blocks); the span's tokens were known first.
+    strategy = Offload.summarize("*" if level == "messages" else "tool_results").when(
+        **_SUMMARIZE_WHEN[level], clear_at_least=10**9
+    )
+    agent, model = _reading_session(ContextManager(strategies=[strategy]))
+    assert len(model.calls) == 7 and model.summary_requests == []
+    # The conversation is the one a pipeline without the strategy gives, the reference's included.
+    reference_agent, reference_model = _reading_session(REFERENCE.ContextManager(strategies=[]))
+    assert without_usage(model.calls) == without_usage(reference_model.calls)
+    assert without_usage(agent.messages) == without_usage(reference_agent.messages)
+
+
+@pytest.mark.parametrize("level", list(_SUMMARIZE_WHEN))
+def test_clear_at_least_within_reach_still_summarizes(level: str) -> None:
+    strategy = Offload.summarize("*" if level == "messages" else "tool_results").when(
+        **_SUMMARIZE_WHEN[level], clear_at_least=500
+    )
+    agent, model = _reading_session(ContextManager(strategies=[strategy]))
+    assert model.summary_requests
+    assert any(
+        "text" in block and block["text"].startswith("[Summarized: ")
+        for message in agent.messages
+        for item in message["content"]
+        for block in [item, *item.get("toolResult", {}).get("content", [])]
+    )
 
 
 # ---------------------------------------------------------------------------------------- tokenizer

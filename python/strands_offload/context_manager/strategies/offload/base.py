@@ -254,11 +254,21 @@ class BaseOffloadStrategy(ABC):
             oldest = {id(m) for m in self._oldest_matches(messages, names)}
             candidates = [(i, m) for i, m in candidates if id(m) in oldest]
         budget = self._clear_at_least > 0 and not context.overflow
-        plan: list[tuple[list[Any], int, Any, int]] = []
+        found: list[tuple[Any, list[tuple[int, int]]]] = []
         for index, message in candidates:
-            if is_pinned(messages, index):
-                continue
-            plan.extend(await self._plan_blocks(message, names, measure, context.agent))
+            if not is_pinned(messages, index):
+                found.append((message, await self._blocks_above(message, names, measure)))
+        if budget:
+            # No replacement frees more than its block holds: when all of them together hold less
+            # than the target, the edit is refused whatever the replacements; skip making them
+            # (a summarizer call each).
+            held = sum(tokens for _, blocks in found for _, tokens in blocks)
+            if held < self._clear_at_least:
+                logger.debug("strategy=<%s>, held=<%s> | blocks hold less than clear_at_least", self.name, held)
+                return False
+        plan: list[tuple[list[Any], int, Any, int]] = []
+        for message, blocks in found:
+            plan.extend(await self._replacements(message, blocks, context.agent))
         return await self._commit(plan, measure, budget)
 
     async def _apply_blocks(
@@ -282,16 +292,30 @@ class BaseOffloadStrategy(ABC):
         self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent
     ) -> list[tuple[list[Any], int, Any, int]]:
         """Replacements for the blocks of ``message`` above the threshold: (content, index, new, tokens)."""
+        return await self._replacements(message, await self._blocks_above(message, names, measure), agent)
+
+    async def _blocks_above(self, message: Any, names: Mapping[str, str], measure: Measure) -> list[tuple[int, int]]:
+        """The targeted blocks of ``message`` above the threshold: (index, tokens)."""
         floor = self._threshold or 0
         content = message["content"]
-        plan: list[tuple[list[Any], int, Any, int]] = []
+        above: list[tuple[int, int]] = []
         for index in range(len(content)):
             block = content[index]
             if not self._matches_block(block, message, names):
                 continue
             tokens = await measure.block(message["role"], block)
-            if tokens <= floor:
-                continue
+            if tokens > floor:
+                above.append((index, tokens))
+        return above
+
+    async def _replacements(
+        self, message: Any, blocks: list[tuple[int, int]], agent: Agent
+    ) -> list[tuple[list[Any], int, Any, int]]:
+        """The replacements of ``blocks`` of ``message`` whose originals are stored: (content, index, new, tokens)."""
+        content = message["content"]
+        plan: list[tuple[list[Any], int, Any, int]] = []
+        for index, tokens in blocks:
+            block = content[index]
             refs = self._stash.refs_for(block, message, index) if self._stash else []
             replacement = await self._replace_block(block, tokens, message, agent, refs)
             if replacement is None or replacement is block:

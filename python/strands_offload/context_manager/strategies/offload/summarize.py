@@ -77,11 +77,16 @@ class SummarizeStrategy(BaseOffloadStrategy):
         group = [m for m in messages if id(m) in chosen]
         if not group:
             return False
+        tokens = await Measure(model).messages(group)
+        budget = self._clear_at_least > 0 and not context.overflow
+        if budget and tokens < self._clear_at_least:
+            # Removing the span frees at most what it holds: the summary would be thrown away.
+            logger.debug("strategy=<%s>, held=<%s> | messages hold less than clear_at_least", self.name, tokens)
+            return False
         summary = await summarize(flatten_messages(group), model, self._config)
         if not summary:
             return False
-        tokens = await Measure(model).messages(group)
-        if self._clear_at_least > 0 and not context.overflow:
+        if budget:
             marker_tokens = await measure.block("assistant", {"text": format_summarized("x", tokens, summary)})
             if tokens - marker_tokens < self._clear_at_least:
                 return False
