@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -118,3 +119,48 @@ def test_json_stored_bytes_are_indented_dump() -> None:
     header = len("application/json")
     assert frame[:2] == header.to_bytes(2, "big")
     assert frame[2 + header :] == json.dumps(CONTENTS["json"][0]["json"], indent=2).encode()
+
+
+B64_PNG = base64.b64encode(PNG).decode("ascii")
+B64_CONTENTS = {
+    "image": [{"text": LOG}, {"image": {"format": "png", "source": {"bytes": B64_PNG}}}],
+    "document": [{"text": LOG}, {"document": {"format": "pdf", "name": "report", "source": {"bytes": B64_PNG}}}],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(B64_CONTENTS))
+def test_base64_str_source_is_returned_as_the_reference_returns_it(kind: str) -> None:
+    # The default (legacy in-memory) storage keeps the str it was given; the full retrieval used to
+    # fail with "Error: TypeError - string argument without an encoding" instead of returning it.
+    retrievals = [{"reference": 1}, {"reference": 1, "pattern": "x"}, {"reference": 0, "pattern": "ERROR"}]
+    _, ours = run(ContextOffloader(), B64_CONTENTS[kind], retrievals)
+    _, theirs = run(RefOffloader(), B64_CONTENTS[kind], retrievals)
+    assert comparable(ours) == comparable(theirs)
+    block = ours[1]["content"][0][kind]
+    assert ours[1]["status"] == "success" and block["source"]["bytes"] == B64_PNG
+
+
+class _TextKeepingStorage:
+    """A legacy backend that hands text back as str (as a store of strings would)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[Any, str]] = {}
+
+    async def store(self, key: str, content: Any, content_type: str = "text/plain") -> str:
+        self.items[key] = (content, content_type)
+        return key
+
+    async def retrieve(self, reference: str) -> tuple[Any, str]:
+        content, content_type = self.items[reference]
+        if content_type.startswith("text/") and isinstance(content, bytes):
+            return content.decode("utf-8"), content_type
+        return content, content_type
+
+
+@pytest.mark.parametrize("retrieval", [{"reference": 0}, {"reference": 0, "pattern": "ERROR"}])
+def test_text_handed_back_as_str_fails_as_in_the_reference(retrieval: dict[str, Any]) -> None:
+    # Before, a search ran over no content at all and answered "No matches".
+    _, ours = run(ContextOffloader(_TextKeepingStorage()), CONTENTS["text"], [retrieval])
+    _, theirs = run(RefOffloader(_TextKeepingStorage()), CONTENTS["text"], [retrieval])
+    assert comparable(ours) == comparable(theirs)
+    assert ours[1]["status"] == "error"

@@ -38,17 +38,32 @@ class StoredBlob:
     raw: bytes
     offset: int
     content_type: str
+    text: str | None = None
+    """The stored object when a legacy backend handed back a ``str`` (``raw`` is then empty).
+
+    A legacy backend keeps what it was given: an image or document whose ``source.bytes`` was
+    base64 text comes back as that text, and the full retrieval returns it unchanged.
+    """
 
     @property
     def content(self) -> bytes:
         """The content bytes (a copy of ``raw`` past the frame header, when there is one)."""
+        if self.text is not None:
+            return self.text.encode("utf-8")
         return self.raw if self.offset == 0 else bytes(self.raw[self.offset :])
+
+    @property
+    def stored(self) -> bytes | str:
+        """The content as the backend returned it: bytes, or the ``str`` a legacy backend kept."""
+        return self.text if self.text is not None else self.content
 
 
 async def retrieve_blob(storage: Any, reference: str) -> StoredBlob:
     """Fetch what is stored under ``reference``; KeyError when it is unknown."""
     if is_legacy_storage(storage):
         data, content_type = await storage.retrieve(reference)
+        if isinstance(data, str):
+            return StoredBlob(b"", 0, content_type, text=data)
         return StoredBlob(bytes(data), 0, content_type)
     raw, offset, content_type = await read_frame_raw(storage, reference)
     return StoredBlob(raw, offset, content_type)

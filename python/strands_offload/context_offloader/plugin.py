@@ -430,11 +430,14 @@ class ContextOffloader(Plugin):
             return json_query(blob.content, query, max_chars=self._max_result_tokens * CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
-            return decode_full_content(blob.content, content_type, shown)
+            return decode_full_content(blob.stored, content_type, shown)
 
         if not _is_searchable_content(content_type):
             hint = "Omit pattern/line_range/context_lines to retrieve the full content."
             raise ValueError(f"cannot search binary content ({content_type}). {hint}")
+        if blob.text is not None:
+            # A legacy backend handed back a str for a text kind: the reference fails to decode it.
+            raise AttributeError("'str' object has no attribute 'decode'")
         lines_around = context_lines if context_lines is not None else 5
         span: tuple[int, int] | None = None
         if line_range is not None:
