@@ -53,3 +53,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidJsonDocument", py.get_type::<InvalidJsonDocument>())?;
     Ok(())
 }
+
+/// Python's `MemoryError` for an allocation the core could not make.
+pub(crate) fn memory_error(oom: offload_core::alloc::OutOfMemory) -> PyErr {
+    pyo3::exceptions::PyMemoryError::new_err(format!("could not allocate {} bytes", oom.bytes))
+}
+
+/// Run `f` with the GIL released; an allocation it could not make is `MemoryError`
+/// (the core unwinds with [`offload_core::alloc::OutOfMemory`] instead of aborting).
+pub(crate) fn detach_checked<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| offload_core::alloc::catch_out_of_memory(f))
+        .map_err(memory_error)
+}

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::errors::{PatternTooExpensive, UntranslatablePattern};
+use crate::errors::{detach_checked, PatternTooExpensive, UntranslatablePattern};
 
 /// Bytes that live inside an immutable Python object (`bytes`, or the UTF-8 form
 /// CPython caches inside a `str`), kept alive by holding a reference to it.
@@ -80,7 +80,7 @@ impl TextIndex {
                 )));
             }
             let held = PyHeldBytes::from_bytes_at(b, offset);
-            return match py.detach(|| grep::TextIndex::new(held)) {
+            return match detach_checked(py, || grep::TextIndex::new(held))? {
                 Ok(inner) => Ok(TextIndex { inner }),
                 Err(err) => {
                     // Python's own UnicodeDecodeError, with positions inside the content.
@@ -98,24 +98,22 @@ impl TextIndex {
                         ptr: text.as_ptr(),
                         len: text.len(),
                     };
-                    let inner = py
-                        .detach(|| grep::TextIndex::new(held))
-                        .map_err(to_py_err)?;
+                    let inner =
+                        detach_checked(py, || grep::TextIndex::new(held))?.map_err(to_py_err)?;
                     Ok(TextIndex { inner })
                 }
                 Err(_) => {
                     // Lone surrogates: keep them, encoded as their own 3-byte sequences.
                     let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
                     let held = PyHeldBytes::from_bytes(encoded.cast::<PyBytes>()?);
-                    let inner = py
-                        .detach(|| grep::TextIndex::from_wtf8(held))
+                    let inner = detach_checked(py, || grep::TextIndex::from_wtf8(held))?
                         .map_err(to_py_err)?;
                     Ok(TextIndex { inner })
                 }
             }
         } else if let Ok(b) = data.cast::<PyBytes>() {
             let held = PyHeldBytes::from_bytes(b);
-            match py.detach(|| grep::TextIndex::new(held)) {
+            match detach_checked(py, || grep::TextIndex::new(held))? {
                 Ok(inner) => Ok(TextIndex { inner }),
                 Err(err) => {
                     // Let Python raise its own UnicodeDecodeError (same class, message, offsets).
@@ -210,9 +208,7 @@ impl Matcher {
             surrogate_exact: translation.surrogate_exact,
             min_chars: translation.min_chars,
         };
-        let inner = py
-            .detach(|| grep::Matcher::compile(spec))
-            .map_err(to_py_err)?;
+        let inner = detach_checked(py, || grep::Matcher::compile(spec))?.map_err(to_py_err)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -266,9 +262,7 @@ fn search(
         context_lines,
         max_chars,
     };
-    let out = py
-        .detach(|| grep::search(&index.inner, &query))
-        .map_err(to_py_err)?;
+    let out = detach_checked(py, || grep::search(&index.inner, &query))?.map_err(to_py_err)?;
     into_text(py, out)
 }
 
@@ -291,7 +285,7 @@ fn search_bytes(
         context_lines,
         max_chars,
     };
-    match py.detach(|| grep::search_fresh(bytes, &query)) {
+    match detach_checked(py, || grep::search_fresh(bytes, &query))? {
         Ok(out) => into_text(py, out),
         Err(err @ GrepError::InvalidUtf8 { .. }) => {
             // Python's own UnicodeDecodeError (same class, message, offsets).
@@ -305,9 +299,9 @@ fn search_bytes(
 /// The core's output as `str` (WTF-8 from lone surrogates decoded back to them).
 fn into_text(py: Python<'_>, out: Vec<u8>) -> PyResult<Py<PyAny>> {
     match String::from_utf8(out) {
-        Ok(s) => Ok(PyString::new(py, &s).into_any().unbind()),
+        Ok(s) => Ok(crate::fallible::new_str(py, &s)?.into_any().unbind()),
         Err(e) => {
-            let bytes = PyBytes::new(py, e.as_bytes());
+            let bytes = crate::fallible::new_bytes(py, e.as_bytes())?;
             Ok(bytes
                 .call_method1("decode", ("utf-8", "surrogatepass"))?
                 .unbind())

@@ -6,8 +6,9 @@
 use offload_core::jsonpath::{query_result_text_worded, ErrorWording, JsonQueryError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
-use crate::errors::{InvalidJsonDocument, InvalidJsonQuery, JsonQueryTooExpensive};
+use crate::errors::{detach_checked, InvalidJsonDocument, InvalidJsonQuery, JsonQueryTooExpensive};
 
 fn to_py_err(err: JsonQueryError) -> PyErr {
     let text = err.to_string();
@@ -27,13 +28,13 @@ fn to_py_err(err: JsonQueryError) -> PyErr {
 /// before `]` or `}`.
 #[pyfunction]
 #[pyo3(signature = (data, query, *, max_chars = 10_000, trailing_comma_errors = false))]
-fn json_query(
-    py: Python<'_>,
+fn json_query<'py>(
+    py: Python<'py>,
     data: &[u8],
     query: &str,
     max_chars: i64,
     trailing_comma_errors: bool,
-) -> PyResult<String> {
+) -> PyResult<Bound<'py, PyString>> {
     let max_chars = usize::try_from(max_chars)
         .map_err(|_| PyValueError::new_err("max_chars must not be negative"))?;
     let wording = if trailing_comma_errors {
@@ -41,8 +42,11 @@ fn json_query(
     } else {
         ErrorWording::Classic
     };
-    py.detach(|| query_result_text_worded(data, query, max_chars, wording))
-        .map_err(to_py_err)
+    let text = detach_checked(py, || {
+        query_result_text_worded(data, query, max_chars, wording)
+    })?
+    .map_err(to_py_err)?;
+    crate::fallible::new_str(py, &text)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

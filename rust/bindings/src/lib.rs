@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod fallible;
 mod grep;
 mod heuristic;
 mod json;

@@ -3,6 +3,7 @@
 //! Every length, offset and slice here is counted in Unicode code points,
 //! because that is what Python's `str` counts and what the reference measures.
 
+pub mod alloc;
 pub mod arch;
 pub mod grep;
 pub mod json;

@@ -19,6 +19,9 @@
 //! `MADV_POPULATE_WRITE`, which costs the kernel's page allocation without a
 //! fault per page. Neither changes anything outside this buffer: no
 //! allocator setting, no flag left on memory that outlives it.
+//!
+//! A refused growth unwinds with the core's `OutOfMemory` (the writer's
+//! `room` has no error path); the walk catches it and raises `MemoryError`.
 use std::ffi::c_int;
 
 use offload_core::json::ByteBuf;
@@ -80,22 +83,23 @@ impl BytesOut {
         Ok(out)
     }
 
-    /// Resize the object to `size` bytes. Out of memory ends the process, as
-    /// it does for a growing `Vec`.
-    fn resize(&mut self, size: usize) {
+    /// Resize the object to `size` bytes; `false` (the object freed, the
+    /// error cleared) when it cannot be.
+    fn resize(&mut self, size: usize) -> bool {
         // SAFETY: `obj` is ours alone (never shared before `finish`), which is
-        // what `_PyBytes_Resize` requires; on failure it frees the object.
+        // what `_PyBytes_Resize` requires; on failure it frees the object and
+        // sets MemoryError, which the caller reports its own way.
         unsafe {
             if _PyBytes_Resize(&mut self.obj, size as ffi::Py_ssize_t) != 0 {
                 self.obj = std::ptr::null_mut();
-                let layout = std::alloc::Layout::array::<u8>(size.max(1))
-                    .unwrap_or(std::alloc::Layout::new::<u8>());
-                std::alloc::handle_alloc_error(layout);
+                ffi::PyErr_Clear();
+                return false;
             }
             self.data = ffi::PyBytes_AsString(self.obj).cast();
         }
         self.cap = size;
         self.ready = size;
+        true
     }
 
     /// Move the `len` bytes written into a fresh object of `size` bytes;
@@ -129,8 +133,10 @@ impl BytesOut {
         let need = self.len + n;
         if need > self.cap {
             let want = (self.cap * 2).max(need);
-            if !(self.cap < JUMP_TO && want >= JUMP_AT && self.move_to(want.max(JUMP_TO))) {
-                self.resize(want);
+            let moved = self.cap < JUMP_TO && want >= JUMP_AT && self.move_to(want.max(JUMP_TO));
+            if !moved && !self.resize(want) {
+                // The walk catches this and raises MemoryError.
+                offload_core::alloc::out_of_memory(want);
             }
         }
         if self.cap >= JUMP_AT {
@@ -141,13 +147,15 @@ impl BytesOut {
     }
 
     /// The finished `bytes`, trimmed to what was written.
-    pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        if self.len != self.cap {
-            self.resize(self.len);
+    pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if self.len != self.cap && !self.resize(self.len) {
+            return Err(crate::errors::memory_error(
+                offload_core::alloc::OutOfMemory { bytes: self.len },
+            ));
         }
         let obj = std::mem::replace(&mut self.obj, std::ptr::null_mut());
         // SAFETY: a valid bytes object whose one reference we hand over.
-        unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() }
+        Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() })
     }
 }
 

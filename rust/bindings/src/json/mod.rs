@@ -26,9 +26,9 @@ use guard::OpenPath;
 use walker::Walker;
 
 /// Turn `indent` into a layout the way `json` does (`" " * indent` unless a str).
-fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
+fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layout>> {
     let Some(indent) = indent.filter(|i| !i.is_none()) else {
-        return Ok(Layout::Compact);
+        return Ok(Some(Layout::Compact));
     };
     let text = match indent.cast::<PyString>() {
         Ok(s) => s.clone(),
@@ -36,13 +36,19 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Layout> {
             .mul(indent)?
             .cast_into::<PyString>()?,
     };
-    Ok(Layout::Indent(text.to_str()?.as_bytes().to_vec()))
+    // An indent holding a lone surrogate makes text that is not UTF-8:
+    // `json.dumps` writes that call (`None`).
+    Ok(text
+        .to_str()
+        .ok()
+        .map(|t| Layout::Indent(t.as_bytes().to_vec())))
 }
 
 /// What a finished walk gives: the sink and the single-line length.
 struct Walked<S> {
     sink: S,
-    compact_len: usize,
+    /// Length of the compact text, when the walk could tell it.
+    compact_len: Option<usize>,
 }
 
 /// Walk `obj` into `sink` with `indent`'s layout.
@@ -55,14 +61,20 @@ fn walk<S: Sink>(
     indent: Option<&Bound<'_, PyAny>>,
     sink: S,
 ) -> PyResult<Option<Walked<S>>> {
-    let layout = layout_for(indent)?;
+    let Some(layout) = layout_for(indent)? else {
+        return Ok(None);
+    };
     let path = OpenPath::default();
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
     let mut walker = Walker::new(py, JsonWriter::new(sink, layout), &path, indent_arg);
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
-    match unsafe { walker.value(obj) } {
+    // A buffer that cannot grow unwinds out of the writer (see
+    // `offload_core::alloc`); the walker's references are released on the way.
+    let walked = offload_core::alloc::catch_out_of_memory(|| unsafe { walker.value(obj) })
+        .map_err(crate::errors::memory_error)?;
+    match walked {
         Ok(()) => {
-            let compact_len = walker.w.compact_len();
+            let compact_len = (!walker.layout_dependent).then(|| walker.w.compact_len());
             Ok(Some(Walked {
                 sink: walker.w.into_sink(),
                 compact_len,
@@ -120,7 +132,7 @@ fn json_dumps_utf8<'py>(
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(dumps_utf8_measured(py, obj, indent, b"")?.0)
+    Ok(dumps_utf8_measured(py, obj, indent, b"", false)?.0)
 }
 
 /// `(prefix + json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`
@@ -138,24 +150,52 @@ fn json_dumps_utf8_with_len<'py>(
     indent: Option<&Bound<'py, PyAny>>,
     prefix: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
-    dumps_utf8_measured(py, obj, indent, prefix)
+    let (bytes, compact) = dumps_utf8_measured(py, obj, indent, prefix, true)?;
+    Ok((bytes, compact.unwrap_or_default()))
 }
 
+/// The text's bytes, and (when `measure`) the compact text's length.
 fn dumps_utf8_measured<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
     prefix: &[u8],
-) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    measure: bool,
+) -> PyResult<(Bound<'py, PyBytes>, Option<usize>)> {
     let mut out = BytesOut::new(py)?;
-    out.raw(prefix);
+    offload_core::alloc::catch_out_of_memory(|| out.raw(prefix))
+        .map_err(crate::errors::memory_error)?;
     match walk(py, obj.as_ptr(), indent, out)? {
-        Some(walked) => Ok((walked.sink.finish(py), walked.compact_len - prefix.len())),
+        Some(walked) => {
+            let compact = match (measure, walked.compact_len) {
+                (false, _) => None,
+                (true, Some(n)) => Some(n - prefix.len()),
+                // A container subclass read the pure-Python encoder's way: the
+                // compact text needs a walk of its own.
+                (true, None) => Some(unsafe { compact_len(py, obj.as_ptr())? }),
+            };
+            Ok((walked.sink.finish(py)?, compact))
+        }
         None => {
             let text = dumps_in_python(py, obj, indent)?;
-            let compact = dumps_in_python(py, obj, None)?.len()?;
-            let joined = [prefix, text.to_str()?.as_bytes()].concat();
-            Ok((PyBytes::new(py, &joined), compact))
+            let compact = if measure {
+                Some(dumps_in_python(py, obj, None)?.len()?)
+            } else {
+                None
+            };
+            let text = text.to_str()?.as_bytes();
+            // SAFETY: a fresh bytes object of the joined length, filled before use.
+            let joined = unsafe {
+                let size = prefix.len() + text.len();
+                let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), size as ffi::Py_ssize_t);
+                let joined =
+                    Bound::from_owned_ptr_or_err(py, obj)?.cast_into_unchecked::<PyBytes>();
+                let data: *mut u8 = ffi::PyBytes_AsString(joined.as_ptr()).cast();
+                std::ptr::copy_nonoverlapping(prefix.as_ptr(), data, prefix.len());
+                std::ptr::copy_nonoverlapping(text.as_ptr(), data.add(prefix.len()), text.len());
+                joined
+            };
+            Ok((joined, compact))
         }
     }
 }

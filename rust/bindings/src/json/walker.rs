@@ -9,7 +9,7 @@
 //! and on error paths.
 use std::ffi::c_int;
 
-use offload_core::json::{JsonWriter, KeyCache, Sink};
+use offload_core::json::{JsonWriter, KeyCache, Put, Sink};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -32,13 +32,23 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     /// The `indent` argument as given, to reproduce key errors exactly.
     indent_arg: Option<Bound<'py, PyAny>>,
     /// Set when the walk met a value only `json` itself writes the way `json`
-    /// does (a list or tuple subclass with its own `__iter__`): the caller
-    /// then hands the whole call to `json.dumps`.
+    /// does (a container subclass that is true but iterates to nothing, under
+    /// the pure-Python encoder: `json` writes malformed text for it): the
+    /// caller then hands the whole call to `json.dumps`.
     pub(crate) needs_json: bool,
-    /// Finished texts of `str` keys met before, by address: an address names
-    /// the same immutable string while no Python code has run (nothing the
-    /// walk holds is freed meanwhile), so the cache's epoch is `python_calls`.
-    keys: KeyCache,
+    /// Whether `json` writes this call with its pure-Python encoder (an
+    /// indent before CPython 3.13), which tests container subclasses for
+    /// emptiness by truth value and unpacks any pair `items()` yields; the C
+    /// encoder reads their real size and takes only 2-tuples.
+    pure_containers: bool,
+    /// Set when the pure-Python encoder's reading of a container subclass was
+    /// used: the compact text (C encoder) may then differ in more than layout.
+    pub(crate) layout_dependent: bool,
+    /// Finished texts of `str` keys met before, by address. The walk holds a
+    /// reference to every key while it is cached, so its address cannot be
+    /// reused by another string, whatever Python code runs meanwhile
+    /// (`items()`, a finalizer, a weakref callback): an exact `str` is immutable.
+    keys: HeldKeys,
 }
 
 impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
@@ -48,14 +58,17 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         path: &'p OpenPath,
         indent_arg: Option<Bound<'py, PyAny>>,
     ) -> Self {
+        let pure_containers = indent_arg.is_some() && py.version_info() < (3, 13);
         Walker {
+            pure_containers,
+            layout_dependent: false,
             py,
             w,
             path,
             python_calls: 0,
             indent_arg,
             needs_json: false,
-            keys: KeyCache::default(),
+            keys: HeldKeys::default(),
         }
     }
 
@@ -103,16 +116,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return self.float(obj, false);
         }
         if ffi::PyList_Check(obj) != 0 {
-            if own_iter(tp, &raw mut ffi::PyList_Type) {
-                return Err(self.hand_to_json());
-            }
-            return self.array(List::new(obj));
+            let own = own_iter(tp, &raw mut ffi::PyList_Type);
+            return self.array_subclass(obj, own, List::new);
         }
         if ffi::PyTuple_Check(obj) != 0 {
-            if own_iter(tp, &raw mut ffi::PyTuple_Type) {
-                return Err(self.hand_to_json());
-            }
-            return self.array(Tuple::new(obj));
+            let own = own_iter(tp, &raw mut ffi::PyTuple_Type);
+            return self.array_subclass(obj, own, |o| unsafe { Tuple::new(o) });
         }
         if ffi::PyDict_Check(obj) != 0 {
             return self.dict_subclass(obj);
@@ -206,16 +215,30 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     /// before in this dump, otherwise written (and cached once the cache is set up).
     unsafe fn exact_str_key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
         let addr = key as usize;
-        self.keys.sync(self.python_calls);
-        if let Some(entry) = self.keys.get(addr) {
+        if let Some(entry) = self.keys.0.get(addr) {
             self.w.raw(entry);
             return Ok(());
         }
         let text = text_of(self.py, key)?;
         let w = &mut self.w;
-        if !(self.keys.wants() && self.keys.put(addr, text.units(), |entry| w.raw(entry))) {
-            self.w.string_units(text.units());
-            self.w.colon();
+        let put = if self.keys.0.wants() {
+            self.keys.0.put(addr, text.units(), |entry| w.raw(entry))
+        } else {
+            Put::TooLong
+        };
+        match put {
+            Put::TooLong => {
+                self.w.string_units(text.units());
+                self.w.colon();
+            }
+            Put::Written => {}
+            Put::Kept { replaced } => {
+                ffi::Py_IncRef(key);
+                if let Some(old) = replaced {
+                    // An exact str: releasing it runs no Python code.
+                    ffi::Py_DecRef(old as *mut ffi::PyObject);
+                }
+            }
         }
         Ok(())
     }
@@ -323,9 +346,75 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
     }
 
+    /// Under the pure-Python encoder, whether `obj` is false (then written
+    /// empty): `json` tests `not obj`, which runs `__bool__` / `__len__`.
+    unsafe fn falsy(&mut self, obj: *mut ffi::PyObject) -> PyResult<bool> {
+        if !self.pure_containers {
+            return Ok(false);
+        }
+        self.layout_dependent = true;
+        self.python_calls += 1;
+        let truth = ffi::PyObject_IsTrue(obj);
+        self.python_calls += 1;
+        match truth {
+            0 => Ok(true),
+            1 => Ok(false),
+            _ => Err(PyErr::fetch(self.py)),
+        }
+    }
+
+    /// A list or tuple subclass. With its own `__iter__`, `json` writes what
+    /// iterating it gives (once); otherwise its items, read like the base type's.
+    unsafe fn array_subclass<I: Items>(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        own_iter: bool,
+        view: impl Fn(*mut ffi::PyObject) -> I,
+    ) -> PyResult<()> {
+        if self.falsy(obj)? {
+            self.w.empty_array();
+            return Ok(());
+        }
+        if !own_iter {
+            if self.pure_containers && view(obj).is_empty() {
+                return Err(self.hand_to_json());
+            }
+            return self.array(view(obj));
+        }
+        // The pure-Python encoder checks for a cycle before iterating, the C
+        // encoder after (when the iteration gave something).
+        let path = self.path;
+        let early = if self.pure_containers {
+            Some(path.enter(self.py, obj)?)
+        } else {
+            None
+        };
+        self.python_calls += 1;
+        let items = Owned::new(ffi::PySequence_List(obj));
+        self.python_calls += 1;
+        let items = items.ok_or_else(|| PyErr::fetch(self.py))?;
+        let list = List::new(items.0);
+        if list.is_empty() {
+            if self.pure_containers {
+                return Err(self.hand_to_json());
+            }
+            self.w.empty_array();
+            return Ok(());
+        }
+        let open = match early {
+            Some(open) => open,
+            None => path.enter(self.py, obj)?,
+        };
+        self.w.begin_array();
+        self.items(list)?;
+        drop(open);
+        self.w.end_array();
+        Ok(())
+    }
+
     /// A dict subclass: its `items()` decide the members and their order.
     unsafe fn dict_subclass(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if Dict(obj).is_empty() {
+        if self.falsy(obj)? || (!self.pure_containers && Dict(obj).is_empty()) {
             self.w.empty_object();
             return Ok(());
         }
@@ -335,33 +424,98 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let result = self.subclass_members(obj);
         drop(open);
         self.python_calls += 1;
-        result?;
+        if !result? {
+            return Err(self.hand_to_json());
+        }
         self.w.end_object();
         Ok(())
     }
 
-    unsafe fn subclass_members(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+    /// Write the members `items()` yields; `false` (nothing written) when it
+    /// yields none under the pure-Python encoder.
+    unsafe fn subclass_members(&mut self, obj: *mut ffi::PyObject) -> PyResult<bool> {
         let fetch = |py| PyErr::fetch(py);
-        let items = Owned::new(ffi::PyMapping_Items(obj)).ok_or_else(|| fetch(self.py))?;
-        let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
-        self.w.begin_object();
+        let (items, iter) = if self.pure_containers {
+            // `for key, value in obj.items()`, as the pure-Python encoder reads it.
+            let items = Owned::new(ffi::PyObject_CallMethodObjArgs(
+                obj,
+                pyo3::intern!(self.py, "items").as_ptr(),
+                std::ptr::null_mut::<ffi::PyObject>(),
+            ))
+            .ok_or_else(|| fetch(self.py))?;
+            let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
+            (items, iter)
+        } else {
+            let items = Owned::new(ffi::PyMapping_Items(obj)).ok_or_else(|| fetch(self.py))?;
+            let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
+            (items, iter)
+        };
         let mut first = true;
         loop {
-            let Some(pair) = Owned::new(ffi::PyIter_Next(iter.0)) else {
+            let Some(item) = Owned::new(ffi::PyIter_Next(iter.0)) else {
                 if !ffi::PyErr_Occurred().is_null() {
                     return Err(fetch(self.py));
                 }
-                return Ok(());
+                if first {
+                    if self.pure_containers {
+                        return Ok(false);
+                    }
+                    self.w.begin_object();
+                }
+                drop(items);
+                return Ok(true);
             };
-            if ffi::PyTuple_Check(pair.0) == 0 || ffi::PyTuple_Size(pair.0) != 2 {
+            let pair = if ffi::PyTuple_CheckExact(item.0) != 0 && ffi::PyTuple_Size(item.0) == 2 {
+                item
+            } else if self.pure_containers {
+                unpack_pair(self.py, item)?
+            } else if ffi::PyTuple_Check(item.0) == 0 || ffi::PyTuple_Size(item.0) != 2 {
                 return Err(PyValueError::new_err("items must return 2-tuples"));
-            }
+            } else {
+                item
+            };
             let k = ffi::PyTuple_GetItem(pair.0, 0);
             let v = ffi::PyTuple_GetItem(pair.0, 1);
+            if first {
+                self.w.begin_object();
+            }
             self.w.item(first);
             first = false;
             self.key(k)?;
             self.value(v)?;
+        }
+    }
+}
+
+/// `key, value = item` in Python: any iterable of two, with Python's own
+/// errors for anything else. Returns the pair as a 2-tuple.
+unsafe fn unpack_pair(py: Python<'_>, item: Owned) -> PyResult<Owned> {
+    static UNPACK: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let unpack = UNPACK.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let code = c"def unpack(item):\n    key, value = item\n    return key, value\n";
+        let module =
+            PyModule::from_code(py, code, c"strands_offload_json_pairs.py", c"_json_pairs")?;
+        Ok(module.getattr("unpack")?.unbind())
+    })?;
+    let pair = ffi::PyObject_CallFunctionObjArgs(
+        unpack.as_ptr(),
+        item.0,
+        std::ptr::null_mut::<ffi::PyObject>(),
+    );
+    Owned::new(pair).ok_or_else(|| PyErr::fetch(py))
+}
+
+/// The key cache with a reference held to every key it caches (see `Walker::keys`).
+#[derive(Default)]
+struct HeldKeys(KeyCache);
+
+impl Drop for HeldKeys {
+    fn drop(&mut self) {
+        for addr in self.0.held() {
+            // SAFETY: the reference taken when the key was cached (the GIL is
+            // held for the walker's life); an exact str runs no Python code
+            // when released.
+            unsafe { ffi::Py_DecRef(addr as *mut ffi::PyObject) }
         }
     }
 }

@@ -86,14 +86,14 @@ impl Body {
     fn push(&mut self, s: &[u8]) -> bool {
         match self.keep {
             None => {
-                self.out.extend_from_slice(s);
+                crate::alloc::extend(&mut self.out, s);
                 self.chars += count_chars(s);
                 true
             }
             Some(keep) => {
                 let room = keep.saturating_sub(self.chars);
                 let (bytes, n) = prefix_chars(s, room);
-                self.out.extend_from_slice(&s[..bytes]);
+                crate::alloc::extend(&mut self.out, &s[..bytes]);
                 self.chars += n;
                 self.chars < keep
             }
@@ -120,9 +120,9 @@ impl Body {
         };
         let mut out = self.out;
         out.truncate(cut);
-        out.extend_from_slice(b"\n\n[");
-        out.extend_from_slice(notice.as_bytes());
-        out.push(b']');
+        crate::alloc::extend(&mut out, b"\n\n[");
+        crate::alloc::extend(&mut out, notice.as_bytes());
+        crate::alloc::push(&mut out, b']');
         out
     }
 }
@@ -273,7 +273,7 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
             };
             if n == 0 {
                 let mut out = b"No matches found for pattern '".to_vec();
-                out.extend_from_slice(pattern);
+                crate::alloc::extend(&mut out, pattern);
                 let _ = write!(out, "'{label} (searched {} lines).", last - first + 1);
                 return Ok(out);
             }
@@ -290,18 +290,18 @@ pub(crate) fn respond<S: AsRef<[u8]>>(
             // The last run ends `context` lines after the last match (within scope).
             let width = digits(last_line.saturating_add(context).min(last) + 1);
             let mut out = format!("[{n} match{} for /", if n > 1 { "es" } else { "" }).into_bytes();
-            out.extend_from_slice(&display_pattern(pattern));
+            crate::alloc::extend(&mut out, &display_pattern(pattern));
             let _ = write!(out, "/{label}]\n\n");
             let mut body = Body::new(query.max_chars);
             write_body(&mut body, index, &runs, &matched, width);
-            out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_SEARCH));
+            crate::alloc::extend(&mut out, &body.finish(query.max_chars, TRUNCATED_SEARCH));
             Ok(out)
         }
         None => {
             let mut out = format!("[Lines {}-{} of {total}]\n\n", first + 1, last + 1).into_bytes();
             let mut body = Body::new(query.max_chars);
             write_body(&mut body, index, &[(first, last)], &[], digits(last + 1));
-            out.extend_from_slice(&body.finish(query.max_chars, TRUNCATED_RANGE));
+            crate::alloc::extend(&mut out, &body.finish(query.max_chars, TRUNCATED_RANGE));
             Ok(out)
         }
     }

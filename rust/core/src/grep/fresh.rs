@@ -179,7 +179,7 @@ impl<'m> FollowScan<'m> {
 
     /// Records a hit at `hit` (in a line not recorded yet); `pos` moves to the next line.
     fn record(&mut self, bytes: &[u8], hit: usize) {
-        self.hits.push(hit);
+        crate::alloc::push(&mut self.hits, hit);
         self.pos =
             memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len() + 1, |off| hit + off + 1);
     }
@@ -196,7 +196,9 @@ impl<'m> FollowScan<'m> {
     ) -> (usize, u32) {
         let mut starts = std::mem::take(&mut self.starts);
         starts.clear();
-        let found = block_census_probe(data, at, len, probe, &mut |s| starts.push(s));
+        let found = block_census_probe(data, at, len, probe, &mut |s| {
+            crate::alloc::push(&mut starts, s)
+        });
         let Some(found) = found else {
             unreachable!("a probe is only set up where it runs");
         };

@@ -170,7 +170,45 @@ pub enum Units<'a> {
     Ucs4(&'a [u32]),
 }
 
-impl Units<'_> {
+impl<'a> Units<'a> {
+    /// How many code units (bytes for UTF-8 and Latin-1) the text has.
+    #[inline]
+    pub fn len(self) -> usize {
+        match self {
+            Units::Utf8(s) => s.len(),
+            Units::Latin1(b) => b.len(),
+            Units::Ucs2(u) => u.len(),
+            Units::Ucs4(u) => u.len(),
+        }
+    }
+
+    /// Whether the text is empty.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The text cut in two after at most `n` units (`n >= 4`), never inside a
+    /// UTF-8 character; each unit of the other kinds escapes on its own.
+    pub fn split_at_most(self, n: usize) -> (Units<'a>, Units<'a>) {
+        if self.len() <= n {
+            return (self, Units::Latin1(&[]));
+        }
+        match self {
+            Units::Utf8(s) => {
+                let mut at = n;
+                while !s.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let (a, b) = s.split_at(at);
+                (Units::Utf8(a), Units::Utf8(b))
+            }
+            Units::Latin1(b) => (Units::Latin1(&b[..n]), Units::Latin1(&b[n..])),
+            Units::Ucs2(u) => (Units::Ucs2(&u[..n]), Units::Ucs2(&u[n..])),
+            Units::Ucs4(u) => (Units::Ucs4(&u[..n]), Units::Ucs4(&u[n..])),
+        }
+    }
+
     /// The most bytes the escape can take: 6 per byte or 16-bit unit (a
     /// UTF-8 byte never stands for more), 12 per 32-bit unit (a pair).
     fn worst_case(self) -> usize {
@@ -213,7 +251,7 @@ pub unsafe fn escape_raw(dst: *mut u8, text: Units<'_>) -> usize {
 
 /// Append the ensure_ascii escape of `text` to `out`, without quotes.
 pub fn escape_into(out: &mut Vec<u8>, text: Units<'_>) {
-    out.reserve(escape_room(text));
+    crate::alloc::reserve(out, escape_room(text));
     // SAFETY: `reserve` made the room `escape_raw` asks for; the length
     // grows by what it reports written.
     unsafe {
@@ -574,6 +612,27 @@ fn decode_utf8_at(bytes: &[u8], i: usize) -> (u32, usize) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn long_strings_are_quoted_piece_by_piece_with_the_same_text() {
+        use super::super::writer::Sink;
+        // Multi-byte characters and escapes straddle every piece boundary.
+        let text: String = "aé\u{1F600}\n\"日".repeat(300_000);
+        let units: Vec<u32> = text.chars().map(|c| c as u32).collect();
+        let wide: Vec<u16> = text.encode_utf16().collect();
+        for t in [Units::Utf8(&text), Units::Ucs4(&units), Units::Ucs2(&wide)] {
+            assert!(t.len() > 1 << 20);
+            let mut whole = b"\"".to_vec();
+            escape_into(&mut whole, t);
+            whole.push(b'"');
+            let mut pieces = Vec::new();
+            pieces.quoted(t);
+            assert_eq!(pieces, whole);
+        }
+        let (a, b) = Units::Utf8("aé").split_at_most(2);
+        assert!(matches!((a, b), (Units::Utf8("a"), Units::Utf8("é"))));
+    }
+
     use super::*;
 
     // The per-code-point writer the block paths must agree with; spelled with

@@ -2,8 +2,10 @@
 //! few keys, and callers that can name a key's text by a stable identity (an
 //! address, say) copy its finished text from here instead of escaping it again.
 //!
-//! The caller guarantees that an identity names the same text until it calls
-//! [`KeyCache::sync`] with a new epoch, which forgets every entry.
+//! The caller guarantees that an identity names the same text for as long as
+//! it is cached: until [`KeyCache::put`] reports it replaced, or the cache is
+//! dropped (every identity still held is listed by [`KeyCache::held`]). A
+//! caller naming keys by address keeps each cached object alive that long.
 use super::escape::{escape_raw, escape_room, Units};
 
 /// Slots of the cache (direct-mapped by address).
@@ -34,8 +36,6 @@ pub struct KeyCache {
     slots: Option<Box<[Slot; SLOTS]>>,
     /// Keys seen so far (up to [`WARM_UP`]).
     seen: u32,
-    /// The caller's epoch when the entries were made.
-    epoch: u64,
 }
 
 #[inline(always)]
@@ -45,17 +45,6 @@ fn slot_of(addr: usize) -> usize {
 }
 
 impl KeyCache {
-    /// Forget every entry if `epoch` is not the one they were made in.
-    #[inline(always)]
-    pub fn sync(&mut self, epoch: u64) {
-        if self.epoch != epoch {
-            self.epoch = epoch;
-            if let Some(slots) = self.slots.as_mut() {
-                slots.iter_mut().for_each(|s| s.addr = 0);
-            }
-        }
-    }
-
     /// The entry (`"key": `) of the key named `addr`, if cached.
     #[inline(always)]
     pub fn get(&self, addr: usize) -> Option<&[u8]> {
@@ -78,11 +67,10 @@ impl KeyCache {
     }
 
     /// Write the entry (`"key": `) of the key named `addr` with characters
-    /// `text` through `out`, and keep it when it fits a slot. `false` (nothing
-    /// written) when the key is too long for the cache's scratch.
-    pub fn put(&mut self, addr: usize, text: Units<'_>, out: impl FnOnce(&[u8])) -> bool {
+    /// `text` through `out`, and keep it when it fits a slot.
+    pub fn put(&mut self, addr: usize, text: Units<'_>, out: impl FnOnce(&[u8])) -> Put {
         if escape_room(text) + 4 > SCRATCH {
-            return false;
+            return Put::TooLong;
         }
         let mut scratch = [0u8; SCRATCH];
         // SAFETY: the scratch holds the quote, the room `escape_raw` asks for
@@ -91,17 +79,41 @@ impl KeyCache {
         scratch[0] = b'"';
         scratch[n + 1..n + 4].copy_from_slice(b"\": ");
         let entry = &scratch[..n + 4];
+        let mut put = Put::Written;
         if let Some(slots) = self.slots.as_mut() {
             if entry.len() <= ENTRY {
                 let slot = &mut slots[slot_of(addr)];
-                slot.addr = addr;
+                let replaced = std::mem::replace(&mut slot.addr, addr);
                 slot.len = entry.len() as u8;
                 slot.text[..entry.len()].copy_from_slice(entry);
+                put = Put::Kept {
+                    replaced: (replaced != 0).then_some(replaced),
+                };
             }
         }
         out(entry);
-        true
+        put
     }
+
+    /// The identities cached now.
+    pub fn held(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slots
+            .iter()
+            .flat_map(|slots| slots.iter())
+            .map(|s| s.addr)
+            .filter(|&a| a != 0)
+    }
+}
+
+/// What [`KeyCache::put`] did with a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    /// Too long for the cache's scratch: nothing written, the caller writes it.
+    TooLong,
+    /// Written, not kept (the cache is warming up, or the entry is longer than a slot).
+    Written,
+    /// Written and kept; `replaced` is the identity it evicted from its slot.
+    Kept { replaced: Option<usize> },
 }
 
 #[cfg(test)]
@@ -116,22 +128,29 @@ mod tests {
         }
         assert!(cache.wants());
         let mut written = Vec::new();
-        assert!(cache.put(0x1000, Units::Utf8("café\n"), |e| written
-            .extend_from_slice(e)));
+        assert_eq!(
+            cache.put(0x1000, Units::Utf8("café\n"), |e| written
+                .extend_from_slice(e)),
+            Put::Kept { replaced: None }
+        );
         assert_eq!(written, b"\"caf\\u00e9\\n\": ");
         assert_eq!(cache.get(0x1000), Some(&b"\"caf\\u00e9\\n\": "[..]));
         assert_eq!(cache.get(0x2000), None);
         // Longer than a slot: written, not kept.
         let long = "k".repeat(60);
         written.clear();
-        assert!(cache.put(0x3000, Units::Utf8(&long), |e| written.extend_from_slice(e)));
+        assert_eq!(
+            cache.put(0x3000, Units::Utf8(&long), |e| written.extend_from_slice(e)),
+            Put::Written
+        );
         assert_eq!(written, format!("\"{long}\": ").as_bytes());
         assert_eq!(cache.get(0x3000), None);
         // Longer than the scratch: left to the caller.
-        assert!(!cache.put(0x4000, Units::Utf8(&"k".repeat(83)), |_| unreachable!()));
-        // Another epoch: everything is forgotten.
-        cache.sync(1);
-        assert_eq!(cache.get(0x1000), None);
+        assert_eq!(
+            cache.put(0x4000, Units::Utf8(&"k".repeat(83)), |_| unreachable!()),
+            Put::TooLong
+        );
+        assert_eq!(cache.held().collect::<Vec<_>>(), vec![0x1000]);
     }
 
     #[test]
@@ -143,8 +162,15 @@ mod tests {
             .map(|k| a + k * 16)
             .find(|&b| slot_of(b) == slot_of(a))
             .unwrap();
-        assert!(cache.put(a, Units::Latin1(b"x\xff"), |_| {}));
-        assert!(cache.put(b, Units::Ucs2(&[0x6771]), |_| {}));
+        assert_eq!(
+            cache.put(a, Units::Latin1(b"x\xff"), |_| {}),
+            Put::Kept { replaced: None }
+        );
+        assert_eq!(
+            cache.put(b, Units::Ucs2(&[0x6771]), |_| {}),
+            Put::Kept { replaced: Some(a) }
+        );
+        assert_eq!(cache.held().collect::<Vec<_>>(), vec![b]);
         assert_eq!(cache.get(a), None);
         assert_eq!(cache.get(b), Some(&b"\"\\u6771\": "[..]));
     }

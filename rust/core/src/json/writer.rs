@@ -53,6 +53,7 @@ impl Sink for LenSink {
 /// such buffer is a [`Sink`].
 pub trait ByteBuf {
     /// The end of the bytes written so far, with room for `n` more behind it.
+    /// A buffer that cannot grow unwinds with [`crate::alloc::OutOfMemory`].
     fn room(&mut self, n: usize) -> *mut u8;
 
     /// Count `n` more bytes as written.
@@ -69,7 +70,7 @@ pub trait ByteBuf {
 impl ByteBuf for Vec<u8> {
     #[inline(always)]
     fn room(&mut self, n: usize) -> *mut u8 {
-        self.reserve(n);
+        crate::alloc::reserve(self, n);
         // SAFETY: in bounds of the allocation (at most one past the length).
         unsafe { self.as_mut_ptr().add(self.len()) }
     }
@@ -83,6 +84,29 @@ impl ByteBuf for Vec<u8> {
     fn filled(&self) -> usize {
         self.len()
     }
+}
+
+/// Strings longer than this many code units are escaped a piece at a time:
+/// the room asked for is the escape's worst case (up to 12 bytes a unit), which
+/// for a string of gigabytes would be a reservation many times the output.
+const QUOTED_PIECE: usize = 1 << 20;
+
+#[cold]
+#[inline(never)]
+fn quoted_in_pieces<B: ByteBuf>(buf: &mut B, text: Units<'_>) {
+    buf.byte(b'"');
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (piece, after) = rest.split_at_most(QUOTED_PIECE);
+        let dst = buf.room(escape_room(piece));
+        // SAFETY: the room holds what `escape_raw` asks for; its length is committed.
+        unsafe {
+            let n = escape_raw(dst, piece);
+            buf.commit(n);
+        }
+        rest = after;
+    }
+    buf.byte(b'"');
 }
 
 impl<B: ByteBuf> Sink for B {
@@ -123,6 +147,9 @@ impl<B: ByteBuf> Sink for B {
 
     #[inline]
     fn quoted(&mut self, text: Units<'_>) {
+        if text.len() > QUOTED_PIECE {
+            return quoted_in_pieces(self, text);
+        }
         let dst = self.room(escape_room(text) + 2);
         // SAFETY: the room holds the quotes and what `escape_raw` asks for.
         unsafe {
