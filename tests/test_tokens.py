@@ -50,6 +50,48 @@ def test_limit_contract_on_long_generated_text(
     assert strands_offload.count_tokens(text, name, limit=limit) == _expected_limit(true_count, limit)
 
 
+class _Lying(str):
+    """A str subclass whose Python-level length and slices are not its text."""
+
+    def __len__(self) -> int:
+        return 10
+
+    def __getitem__(self, key: object) -> str:
+        return "x"
+
+    def encode(self, *args: object, **kwargs: object) -> bytes:  # type: ignore[override]
+        return b"x"
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_limited_count_reads_a_str_subclass_as_the_unlimited_count_does(
+    tiktoken_encodings: dict[str, Any], name: str
+) -> None:
+    for base in ("word " * 4000, "a\ud800b " * 3000):
+        text = _Lying(base)
+        true_count = len(tiktoken_encodings[name].encode_ordinary(str.__str__(base)))
+        assert strands_offload.count_tokens(text, name) == true_count
+        for limit in (0, 100, true_count - 1, true_count, 10**6):
+            assert strands_offload.count_tokens(text, name, limit=limit) == _expected_limit(true_count, limit)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_limited_count_of_one_long_piece_costs_what_the_limit_does(
+    tiktoken_encodings: dict[str, Any], name: str
+) -> None:
+    # A run of one letter is a single pre-tokenizer piece. The count stops on a bound
+    # of its length (no token is longer than the vocabulary's longest), so a limit of
+    # 100 reads about 100 tokens' worth of it whatever the length; the exact counts
+    # near the bound still match tiktoken.
+    for n in (50, 1000, 5000, 20_000):
+        text = "a" * n
+        true_count = len(tiktoken_encodings[name].encode_ordinary(text))
+        for limit in (0, 1, true_count - 1, true_count, true_count + 1):
+            assert strands_offload.count_tokens(text, name, limit=limit) == _expected_limit(true_count, limit)
+    huge = "a" * (64 << 20)
+    assert strands_offload.count_tokens(huge, name, limit=100) == 101
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_real_files_match_tiktoken(tiktoken_encodings: dict[str, Any], name: str) -> None:
     enc = tiktoken_encodings[name]

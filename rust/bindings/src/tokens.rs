@@ -6,8 +6,11 @@
 use offload_core::preview::{self, Mode};
 use offload_core::tokens::{self, Bpe, Encoding, Repaired, TokenError};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PySlice, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
+
+use crate::errors::detach_checked;
 
 fn token_err(e: TokenError) -> PyErr {
     match e {
@@ -43,7 +46,18 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
     match s.to_str() {
         Ok(t) => Ok(Utf8::Borrowed(t)),
         Err(_) => {
-            let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            // The C codec, not `s.encode`: a str subclass may override its methods.
+            // SAFETY: a live str; the result is a new reference or NULL with an error set.
+            let encoded = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    s.py(),
+                    ffi::PyUnicode_AsEncodedString(
+                        s.as_ptr(),
+                        c"utf-8".as_ptr(),
+                        c"surrogatepass".as_ptr(),
+                    ),
+                )?
+            };
             let bytes = encoded.cast::<PyBytes>()?;
             Ok(Utf8::Repaired(tokens::from_surrogatepass(bytes.as_bytes())))
         }
@@ -51,7 +65,9 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
 }
 
 /// A Python string as a preview source: windows are sliced and converted
-/// with the GIL taken back for each (the BPE work runs without it).
+/// with the GIL taken back for each (the BPE work runs without it). Length and
+/// slices come from the string's own data, never from a subclass's `__len__`
+/// or `__getitem__`, so a limited count reads what an unlimited one reads.
 struct PyText {
     text: Py<PyString>,
     units: usize,
@@ -59,9 +75,14 @@ struct PyText {
 
 impl PyText {
     fn new(text: &Bound<'_, PyString>) -> PyResult<Self> {
+        // SAFETY: a live str.
+        let units = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+        if units < 0 {
+            return Err(PyErr::fetch(text.py()));
+        }
         Ok(PyText {
             text: text.clone().unbind(),
-            units: text.len()?,
+            units: units as usize,
         })
     }
 }
@@ -99,11 +120,27 @@ impl preview::TextSource for PyText {
 
     fn window(&self, start: usize, end: usize) -> PyResult<PyWindow> {
         Python::attach(|py| {
-            let text = self.text.bind(py);
-            let slice = PySlice::new(py, start as isize, end as isize, 1);
-            let window = text.get_item(slice)?.cast_into::<PyString>()?;
+            // SAFETY: a live str; `start..end` lies within its length.
+            let window = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    ffi::PyUnicode_Substring(
+                        self.text.as_ptr(),
+                        start as ffi::Py_ssize_t,
+                        end as ffi::Py_ssize_t,
+                    ),
+                )?
+                .cast_into_unchecked::<PyString>()
+            };
             Ok(match utf8(&window)? {
-                Utf8::Borrowed(s) => PyWindow::Plain(s.to_owned()),
+                Utf8::Borrowed(s) => {
+                    let mut owned = String::new();
+                    if owned.try_reserve_exact(s.len()).is_err() {
+                        offload_core::alloc::out_of_memory(s.len());
+                    }
+                    owned.push_str(s);
+                    PyWindow::Plain(owned)
+                }
                 Utf8::Repaired(r) => PyWindow::Repaired(r),
             })
         })
@@ -146,11 +183,11 @@ fn count_tokens(
         None => {
             let utf = utf8(text)?;
             let s = utf.as_str();
-            Ok(py.detach(|| tokens::count(s, bpe)))
+            detach_checked(py, || tokens::count(s, bpe))
         }
         Some(limit) => {
             let source = PyText::new(text)?;
-            py.detach(|| preview::count_with_limit(&source, bpe, limit))
+            detach_checked(py, || preview::count_with_limit(&source, bpe, limit))?
         }
     }
 }
@@ -168,7 +205,7 @@ fn _count_tokens_in_parts(
     let bpe = parse_bpe(encoding)?;
     let utf = utf8(text)?;
     let s = utf.as_str();
-    Ok(py.detach(|| tokens::count_in_parts(s, bpe, parts)))
+    detach_checked(py, || tokens::count_in_parts(s, bpe, parts))
 }
 
 /// Bench helper: the `bpe-openai` crate's own count, without our pre-tokenizer.
@@ -184,7 +221,7 @@ fn _count_tokens_bpe_openai(
     let bpe = parse_bpe(encoding)?;
     let utf = utf8(text)?;
     let s = utf.as_str();
-    Ok(py.detach(|| tokens::count_bpe_openai(s, bpe)))
+    detach_checked(py, || tokens::count_bpe_openai(s, bpe))
 }
 
 /// Counts the tokens of every text of an iterable, in parallel with the GIL released.
@@ -218,18 +255,40 @@ fn count_tokens_batch(
     let converted: Vec<Utf8<'_>> = items.iter().map(utf8).collect::<PyResult<_>>()?;
     let strs: Vec<&str> = converted.iter().map(Utf8::as_str).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok(py.detach(|| tokens::count_batch(&strs, bpe, threads)))
+    detach_checked(py, || tokens::count_batch(&strs, bpe, threads))
 }
 
 /// Token ids of `text`, the same as tiktoken's `encode_ordinary` (special tokens are
 /// plain text). `encoding` is "cl100k_base" (default) or "o200k_base".
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "cl100k_base"))]
-fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResult<Vec<u32>> {
+fn encode<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    encoding: &str,
+) -> PyResult<Bound<'py, PyList>> {
     let bpe = parse_bpe(encoding)?;
     let utf = utf8(text)?;
     let s = utf.as_str();
-    Ok(py.detach(|| tokens::encode(s, bpe)))
+    let ids = detach_checked(py, || tokens::encode(s, bpe))?;
+    id_list(py, &ids)
+}
+
+/// A list of token ids; failing to allocate it is `MemoryError`, never a panic.
+fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: a fresh list of `len` empty slots, each filled exactly once below
+    // (PyList_SetItem steals the new int's reference) before it is handed out.
+    unsafe {
+        let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(ids.len() as ffi::Py_ssize_t))?;
+        for (i, &id) in ids.iter().enumerate() {
+            let item = ffi::PyLong_FromUnsignedLong(id.into());
+            if item.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, item);
+        }
+        Ok(list.cast_into_unchecked::<PyList>())
+    }
 }
 
 /// Text of token ids, like tiktoken's `decode`: byte sequences that are not valid
@@ -237,10 +296,14 @@ fn encode(py: Python<'_>, text: &Bound<'_, PyString>, encoding: &str) -> PyResul
 /// decode to their names; an unknown id raises KeyError.
 #[pyfunction]
 #[pyo3(signature = (tokens, encoding = "cl100k_base"))]
-fn decode(py: Python<'_>, tokens: Vec<u32>, encoding: &str) -> PyResult<String> {
+fn decode<'py>(
+    py: Python<'py>,
+    tokens: Vec<u32>,
+    encoding: &str,
+) -> PyResult<Bound<'py, PyString>> {
     let bpe = parse_bpe(encoding)?;
-    py.detach(|| tokens::decode(&tokens, bpe))
-        .map_err(token_err)
+    let text = detach_checked(py, || tokens::decode(&tokens, bpe))?.map_err(token_err)?;
+    crate::fallible::new_str(py, &text)
 }
 
 /// Preview cut points, in code points of the original string.
@@ -294,12 +357,14 @@ fn preview_bounds(
     let token_count = if count {
         let utf = utf8(text)?;
         let s = utf.as_str();
-        Some(py.detach(|| tokens::count(s, bpe)))
+        Some(detach_checked(py, || tokens::count(s, bpe))?)
     } else {
         None
     };
     let source = PyText::new(text)?;
-    let b = py.detach(|| preview::exact_bounds(&source, bpe, n, mode, head_share))?;
+    let b = detach_checked(py, || {
+        preview::exact_bounds(&source, bpe, n, mode, head_share)
+    })??;
     Ok((b.head_end, b.tail_start, total, token_count))
 }
 

@@ -322,8 +322,14 @@ pub fn count_with_limit<S: TextSource + ?Sized>(
     bpe: Bpe,
     limit: usize,
 ) -> Result<usize, S::Error> {
+    let longest = crate::tokens::longest_token_bytes(bpe);
     with_windows(source, false, limit, |window, whole, _| {
         let text = window.text();
+        // The window starts the text: more bytes than `limit` of the longest
+        // tokens can hold means more than `limit` tokens, whatever follows.
+        if text.len() > limit.saturating_mul(longest) {
+            return Some(limit.saturating_add(1));
+        }
         let region = if whole {
             text
         } else {

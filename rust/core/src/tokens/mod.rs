@@ -165,6 +165,8 @@ struct TokenIndex {
     slots: Vec<u32>,
     mask: usize,
     pairs: Vec<u32>,
+    /// Bytes of the longest token.
+    longest: usize,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -196,7 +198,9 @@ impl TokenIndex {
         let mask = size - 1;
         let mut slots = vec![EMPTY; size];
         let mut pairs = vec![EMPTY; 1 << 16];
+        let mut longest = 0;
         for id in 0..n as u32 {
+            longest = longest.max(enc.token_len(id));
             if let &[a, b] = enc.token_bytes(id) {
                 pairs[usize::from(a) << 8 | usize::from(b)] = id;
             }
@@ -206,7 +210,12 @@ impl TokenIndex {
             }
             slots[i] = id;
         }
-        TokenIndex { slots, mask, pairs }
+        TokenIndex {
+            slots,
+            mask,
+            pairs,
+            longest,
+        }
     }
 
     fn get(bpe: Bpe) -> &'static TokenIndex {
@@ -335,18 +344,18 @@ fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
 fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec<u32>) {
     if piece.len() <= MAX_TOKEN_BYTES {
         if let Some(id) = index.lookup(&tok.bpe, piece) {
-            out.push(id);
+            crate::alloc::push(out, id);
             return;
         }
     }
     if is_small(piece) {
         merge_small(&tok.bpe, index, piece, |a, b| {
             // Every byte and every merge result is in the vocabulary.
-            out.push(index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
+            crate::alloc::push(out, index.lookup(&tok.bpe, &piece[a..b]).unwrap_or(EMPTY));
         });
         return;
     }
-    out.extend(tok.bpe.encode_via_backtracking(piece));
+    crate::alloc::extend(out, &tok.bpe.encode_via_backtracking(piece));
 }
 
 /// Token ids of one pre-tokenizer piece (tiktoken's encoding of that piece).
@@ -402,6 +411,12 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     let index = TokenIndex::get(bpe);
     let mut total = 0usize;
     for piece in Pieces::new(text, bpe) {
+        // No token is longer than the vocabulary's longest: a piece longer than
+        // that many times the tokens left is over the limit without encoding it
+        // (a long run of one letter is a single piece).
+        if piece.len() > (limit - total).saturating_mul(index.longest) {
+            return limit.saturating_add(1);
+        }
         total += piece_count(tok, index, piece.as_bytes());
         if total > limit {
             return limit.saturating_add(1);
@@ -410,11 +425,17 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     total
 }
 
+/// Bytes of the longest token of `bpe`: a text of `n` bytes has at least
+/// `n / longest_token_bytes(bpe)` tokens.
+pub fn longest_token_bytes(bpe: Bpe) -> usize {
+    TokenIndex::get(bpe).longest
+}
+
 /// Token ids of `text`, identical to tiktoken's `encode_ordinary`.
 pub fn encode(text: &str, bpe: Bpe) -> Vec<u32> {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
-    let mut out = Vec::with_capacity(text.len() / 3 + 1);
+    let mut out = crate::alloc::vec_with_capacity(text.len() / 3 + 1);
     for piece in Pieces::new(text, bpe) {
         piece_encode(tok, index, piece.as_bytes(), &mut out);
     }
@@ -549,6 +570,28 @@ mod tests {
         for limit in 0..full + 3 {
             let got = count_with_limit(text, Bpe::Cl100kBase, limit);
             assert_eq!(got, if full <= limit { full } else { limit + 1 });
+        }
+    }
+
+    #[test]
+    fn limit_contract_on_long_pieces_of_one_letter() {
+        // One piece each: the length bound answers for the long ones, exact
+        // counting for those near the bound; both keep the contract.
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let longest = longest_token_bytes(bpe);
+            assert!((1..=MAX_TOKEN_BYTES).contains(&longest));
+            for len in [1, 40, 999, 1000, 1001, 5000, 20_000] {
+                let text = "a".repeat(len);
+                let full = count(&text, bpe);
+                for limit in [0, 1, 5, full.saturating_sub(1), full, full + 1] {
+                    let got = count_with_limit(&text, bpe, limit);
+                    assert_eq!(
+                        got,
+                        if full <= limit { full } else { limit + 1 },
+                        "{len} {limit}"
+                    );
+                }
+            }
         }
     }
 
