@@ -246,6 +246,21 @@ def test_lone_surrogates_in_str_text() -> None:
     assert search_content("q", pattern="\udcff(") == ref_search("q", pattern="\udcff(")
 
 
+def test_back_references_over_lone_surrogates_are_refused_not_misread() -> None:
+    # Text decoded with surrogateescape: two different surrogates, which the engines
+    # would both see as U+FFFD. Python's re finds no repeated character here.
+    text = b"name-\x80\x81.txt\nok-aa.txt".decode("utf-8", "surrogateescape")
+    assert "No matches" not in ref_search(text, pattern=r"(.)\1")  # "aa" on line 2
+    with pytest.raises(UntranslatablePattern, match="lone surrogates"):
+        search_content(text, pattern=r"(.)\1")
+    with pytest.raises(UntranslatablePattern, match="lone surrogates"):
+        search_content(text, pattern=r"(?P<c>.)(?P=c)")
+    # The same pattern on surrogate-free text answers as the reference does.
+    clean = "name-xy.txt\nok-aa.txt"
+    assert search_content(clean, pattern=r"(.)\1") == ref_search(clean, pattern=r"(.)\1")
+    assert not translate(r"(.)\1").surrogate_exact
+
+
 def test_cached_index_gives_same_answers_repeatedly() -> None:
     text = "\n".join(f"{i} alpha beta" if i % 7 else f"{i} gamma" for i in range(1000))
     index = TextIndex(text)

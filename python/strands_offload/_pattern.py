@@ -462,6 +462,10 @@ class _Translator:
                 raise UntranslatablePattern(
                     "case-insensitive back-references are not supported by the native grep; spell out the cases instead"
                 )
+            # The engines see every lone surrogate as U+FFFD, so a back-reference
+            # would find two different surrogates equal: on text holding them the
+            # search raises UntranslatablePattern instead.
+            self.surrogate_exact = False
             return self.backtracking_only(f"(?:\\{av})", f"(?:{self.group_prefilter.get(av, _ANY_TEXT)})")
         if op is _C.GROUPREF_EXISTS:
             group, yes, no = av
