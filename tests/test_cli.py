@@ -550,3 +550,47 @@ def test_ctrl_c_ends_the_demo_during_a_reference_grep_that_never_ends() -> None:
         if state != "Z":
             os.kill(child, signal.SIGKILL)
         assert state == "Z", f"child {child} still running"
+
+
+def test_ctrl_c_ends_a_long_native_call_within_a_second() -> None:
+    # zlib.compress at level 9 releases the interpreter lock and never checks for signals:
+    # like an exact-token preview of a large file, it would hold KeyboardInterrupt back
+    # for seconds. The watchdog reports the interrupt and ends the process instead.
+    code = (
+        "import os, zlib\n"
+        "from strands_offload import _interrupt\n"
+        "watchdog = _interrupt.install('prog: error: interrupted\\n')\n"
+        "data = os.urandom(192 << 20)\n"
+        "print('ready', flush=True)\n"
+        "zlib.compress(data, 9)\n"
+        "print('finished', flush=True)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+        time.sleep(0.2)  # inside the compression by now
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        elapsed = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert elapsed < 1.5, elapsed
+    assert err.decode().splitlines()[-1] == "prog: error: interrupted"
+    assert b"finished" not in out
+
+
+def test_the_watchdog_stands_down_when_main_returns(tmp_path: Path) -> None:
+    # main() runs in this process here: it must give the wakeup descriptor back and end its thread.
+    sample = tmp_path / "sample.txt"
+    sample.write_text("alpha\nbeta\n")
+    before = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(before)
+    for _ in range(3):
+        assert cli.main(["count", str(sample)]) == 0
+    assert signal.set_wakeup_fd(before) == before
+    assert not [t for t in threading.enumerate() if t.name == "strands-offload-interrupt"]

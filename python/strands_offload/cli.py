@@ -19,8 +19,10 @@ Every option that sizes work has a bound (``--max-bytes`` at most 4G; ``--tokens
 ``--max-chars`` at most 4,294,967,296; ``demo --size-mb`` at most 256 and ``--repeats`` at most 20); a
 value past it is refused on one line with status 2, before any work starts.
 Every failure is one line on standard error (``strands-offload <command>: error: ...``) and exit
-status 1; bad usage exits 2. Ctrl-C ends a command with status 130; the demo runs its agents in a
-child process, so a search that never ends in the reference plugin cannot keep it running. A reader
+status 1; bad usage exits 2. Ctrl-C ends a command with status 130 within a second: a native call
+that runs on (an exact-token preview of a large file) is cut short by a watchdog thread
+(:mod:`strands_offload._interrupt`), and the demo runs its agents in a child process, so a search
+that never ends in the reference plugin cannot keep it running. A reader
 that goes away (``... | head``) ends the command quietly with status 141, as a process killed by
 ``SIGPIPE`` would.
 
@@ -39,6 +41,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from . import _interrupt
 from ._search import search_content
 from ._tokens import count_tokens, preview
 
@@ -537,6 +540,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+    watchdog = _interrupt.install(f"{PROG} {args.command}: error: interrupted\n")
+    try:
+        return _run(args, watchdog)
+    finally:
+        if watchdog is not None:
+            watchdog.close()
+
+
+def _run(args: argparse.Namespace, watchdog: _interrupt.Watchdog | None) -> int:
+    """Run the parsed command; see :func:`main`."""
     handler: Callable[[argparse.Namespace], str] = args.handler
     try:
         check_limits(args)
@@ -546,7 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ValueError) as exc:
         return _fail(args.command, str(exc))
     except KeyboardInterrupt:
-        return _fail(args.command, "interrupted", status=130)
+        if watchdog is not None:
+            watchdog.handled()
+        return _fail(args.command, "interrupted", status=_interrupt.INTERRUPTED_STATUS)
     except MemoryError:
         return _fail(args.command, "out of memory (try a smaller --max-bytes)")
     except Exception as exc:
