@@ -80,26 +80,14 @@ REFERENCE = Impl("reference", "strands.experimental.context_manager", "strands._
 OURS = Impl("ours", "strands_offload.context_manager", "strands_offload.context_manager")
 
 
-# ==================================================================================================
-# THE ONE SKIP FOR "ours". While the package has no context manager yet, every "ours" test skips
-# with this reason. Remove this block and the two ``marks=_SKIP_OURS`` below once it lands: from then on an
-# import failure must fail the tests, not skip them.
-def _ours_import_error() -> str | None:
-    try:
-        importlib.import_module(OURS.public_path)
-    except ImportError as error:
-        return f"strands_offload.context_manager cannot be imported yet ({error})"
-    return None
+IMPL_PARAMS = [pytest.param(REFERENCE, id="reference"), pytest.param(OURS, id="ours")]
+"""Parametrize a test over both implementations.
 
+Neither is skipped: if ``strands_offload.context_manager`` cannot be imported, every "ours" test
+fails with the import error, since that is a defect of the package, not a missing extra.
+"""
 
-OURS_IMPORT_ERROR = _ours_import_error()
-_SKIP_OURS = pytest.mark.skipif(OURS_IMPORT_ERROR is not None, reason=str(OURS_IMPORT_ERROR))
-# ==================================================================================================
-
-IMPL_PARAMS = [pytest.param(REFERENCE, id="reference"), pytest.param(OURS, id="ours", marks=_SKIP_OURS)]
-"""Parametrize a test over both implementations."""
-
-OURS_ONLY = [pytest.param(OURS, id="ours", marks=_SKIP_OURS)]
+OURS_ONLY = [pytest.param(OURS, id="ours")]
 """Parametrize a test that pins a deliberate difference of ours."""
 
 
