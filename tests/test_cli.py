@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import math
 import os
@@ -474,9 +473,14 @@ def test_python_dash_m_runs_the_cli() -> None:
         assert command in done.stdout
 
 
-def test_module_main_is_importable_without_running() -> None:
-    # The package must not run the CLI on a plain import.
-    importlib.import_module("strands_offload.cli")
+def test_importing_the_package_and_cli_does_not_run_the_command() -> None:
+    # A fresh interpreter whose argv asks for --help: if an import ran main(), the help text would
+    # be printed and the process would exit before the marker line.
+    code = "import strands_offload, strands_offload.cli; print('imported')"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "imported\n", "")
 
 
 def _children(pid: int) -> set[int]:
