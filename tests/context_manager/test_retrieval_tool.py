@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import re
 from typing import Any
@@ -156,3 +157,35 @@ def test_retrieval_session_matches_reference(impl: Impl) -> None:
         tool_results(reference_agent.messages)
     )
     assert without_usage(model.calls) == without_usage(reference_model.calls)
+
+
+def _direct_calls(impl: Impl) -> list[Any]:
+    """Greps and pages straight through the tool while originals are rewritten under one reference."""
+    stash_module, tool_module = impl.module("stash"), impl.module("retrieval_tool")
+    storage_module = "strands.storage" if impl is REFERENCE else "strands_offload.storage"
+    storage = importlib.import_module(storage_module).InMemoryStorage()
+    stash = stash_module.Stash(storage, "session", "agent")
+    make = getattr(tool_module, "_create_retrieval_tool" if impl is REFERENCE else "create_retrieval_tool")
+    retrieve = make(stash)
+
+    async def call(**inputs: Any) -> Any:
+        events = [
+            e async for e in retrieve.stream({"toolUseId": "t1", "name": "retrieve_context", "input": inputs}, {})
+        ]
+        return events[-1]
+
+    async def session() -> list[Any]:
+        seen = []
+        for original in ({"text": "alpha\nbeta\n"}, {"text": "alpha\ngamma\n"}, 42, None, {"json": {"beta": [1]}}):
+            await stash.store("b", 0, json.dumps(original).encode())
+            seen.append(await call(reference="b_0", pattern="beta"))
+            seen.append(await call(reference="b_0", line_range={"start": 1, "end": 2}))
+            seen.append(await call(reference="b_0"))
+        return seen
+
+    return asyncio.run(session())
+
+
+def test_rewritten_null_and_non_text_originals_match_reference(impl: Impl) -> None:
+    # The line index is cached per reference: each rewrite must be seen, never a stale index.
+    assert encode_for_compare(_direct_calls(impl)) == encode_for_compare(_direct_calls(REFERENCE))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from strands.types.tools import ToolResult, ToolSpec
 
 from .. import _native
 from .._heuristic import CHARS_PER_TOKEN
+from .._index_cache import IndexCache
 from .._search import TextIndex, search_content
 
 if TYPE_CHECKING:
@@ -106,25 +106,8 @@ def searchable_text(value: object) -> str | None:
     return None
 
 
-class _Indexes:
-    """Line indexes of recently searched originals, reused while the stored bytes are unchanged."""
-
-    def __init__(self, max_entries: int = 16) -> None:
-        self._entries: OrderedDict[str, tuple[bytes, TextIndex | None]] = OrderedDict()
-        self._max = max_entries
-
-    def get(self, reference: str, raw: bytes) -> tuple[bool, TextIndex | None]:
-        cached = self._entries.get(reference)
-        if cached is not None and (cached[0] is raw or cached[0] == raw):
-            self._entries.move_to_end(reference)
-            return True, cached[1]
-        return False, None
-
-    def put(self, reference: str, raw: bytes, index: TextIndex | None) -> None:
-        self._entries[reference] = (raw, index)
-        self._entries.move_to_end(reference)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+class _NullOriginal(Exception):
+    """The stored original is JSON ``null``, which reads as a missing reference."""
 
 
 def _error(tool_use_id: str, text: str) -> ToolResult:
@@ -157,7 +140,8 @@ def create_retrieval_tool(
         search: Also take ``query`` without ``reference`` and answer with the best references.
     """
     max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * CHARS_PER_TOKEN
-    indexes = _Indexes()
+    # None stands for an original that is not text (media, a bare number): it cannot be searched.
+    indexes: IndexCache[TextIndex | None] = IndexCache(max_entries=16)
 
     async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:
         tool_use_id = tool_use["toolUseId"]
@@ -175,17 +159,14 @@ def create_retrieval_tool(
         context_lines = inputs.get("context_lines")
 
         raw = await stash.retrieve_raw(reference)
-        known, index = (False, None) if raw is None else indexes.get(reference, raw)
-        value: Any = None
-        if raw is not None and not known:
-            value = json.loads(raw.decode("utf-8"))
-        if raw is None or (not known and value is None):
-            # A stored JSON null reads as missing, as in the reference.
+        if raw is None:
             return _error(tool_use_id, f"Error: reference not found: {reference}")
 
         if pattern is None and line_range is None:
-            if known:
-                value = json.loads(raw.decode("utf-8"))
+            value: Any = json.loads(raw.decode("utf-8"))
+            if value is None:
+                # A stored JSON null reads as missing, as in the reference.
+                return _error(tool_use_id, f"Error: reference not found: {reference}")
             if isinstance(value, dict):
                 media = _media_of(value)
                 if media is not None:
@@ -195,10 +176,17 @@ def create_retrieval_tool(
                 text = text[:max_chars] + "\n\n[truncated]"
             return _success(tool_use_id, text)
 
-        if not known:
+        def build_index() -> TextIndex | None:
+            value = json.loads(raw.decode("utf-8"))
+            if value is None:
+                raise _NullOriginal
             found = searchable_text(value)
-            index = None if found is None else TextIndex(found)
-            indexes.put(reference, raw, index)
+            return None if found is None else TextIndex(found)
+
+        try:
+            index = indexes.get(reference, raw, build_index)
+        except _NullOriginal:
+            return _error(tool_use_id, f"Error: reference not found: {reference}")
         if index is None:
             return _error(
                 tool_use_id,

@@ -39,6 +39,7 @@ from typing_extensions import TypedDict
 
 from .. import _native, _seam
 from .._heuristic import CHARS_PER_TOKEN
+from .._index_cache import IndexCache
 from .._jsonpath import json_query
 from ..storage.storage import _NamespacedStorage, is_namespaced
 from . import _estimate
@@ -48,7 +49,6 @@ from ._estimate import JsonDumps
 from ._eviction import PerAgent, UseRecord
 from ._frame import UnreadableEntryError, frame_prefix, write_frame
 from ._handles import HandleTable, is_reserved
-from ._index_cache import IndexCache
 from .search import _is_searchable_content, _search_content
 from .storage import InMemoryStorage
 
@@ -194,7 +194,7 @@ class ContextOffloader(Plugin):
                 self._storage_for_agent(agent), str(getattr(agent, "agent_id", None) or "default")
             )
         )
-        self._indexes = IndexCache()
+        self._indexes: IndexCache[_native.TextIndex] = IndexCache()
         # The retrieval tool has two variants (with and without ``query``); the options pick one here.
         # Setting the list first keeps the base class from discovering both.
         self._tools = [self._retrieve_with_query if json_queries else self.retrieve_offloaded_content]
@@ -444,7 +444,9 @@ class ContextOffloader(Plugin):
             span = (int(line_range["start"]), int(line_range["end"]))
         elif pattern is None:
             span = (1, max(1, lines_around))
-        index = self._indexes.get(reference, blob)
+        index = self._indexes.get(
+            reference, blob.raw, lambda: _native.TextIndex(blob.raw, blob.offset), start=blob.offset
+        )
         return _search_content(
             index,
             pattern=pattern,
