@@ -41,8 +41,9 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     /// emptiness by truth value and unpacks any pair `items()` yields; the C
     /// encoder reads their real size and takes only 2-tuples.
     pure_containers: bool,
-    /// Set when the pure-Python encoder's reading of a container subclass was
-    /// used: the compact text (C encoder) may then differ in more than layout.
+    /// Set when the pure-Python encoder read a container subclass otherwise
+    /// than the C encoder would (its truth value against its size, a pair
+    /// that is not a 2-tuple): the compact text then differs in more than layout.
     pub(crate) layout_dependent: bool,
     /// Finished texts of `str` keys met before, by address. The walk holds a
     /// reference to every key while it is cached, so its address cannot be
@@ -347,20 +348,25 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// Under the pure-Python encoder, whether `obj` is false (then written
-    /// empty): `json` tests `not obj`, which runs `__bool__` / `__len__`.
-    unsafe fn falsy(&mut self, obj: *mut ffi::PyObject) -> PyResult<bool> {
+    /// empty): `json` tests `not obj`, which runs `__bool__` / `__len__`. The C
+    /// encoder tests the real size (`real_empty`); an answer that differs makes
+    /// the compact text differ in more than layout.
+    unsafe fn falsy(&mut self, obj: *mut ffi::PyObject, real_empty: bool) -> PyResult<bool> {
         if !self.pure_containers {
             return Ok(false);
         }
-        self.layout_dependent = true;
         self.python_calls += 1;
         let truth = ffi::PyObject_IsTrue(obj);
         self.python_calls += 1;
-        match truth {
-            0 => Ok(true),
-            1 => Ok(false),
-            _ => Err(PyErr::fetch(self.py)),
+        let falsy = match truth {
+            0 => true,
+            1 => false,
+            _ => return Err(PyErr::fetch(self.py)),
+        };
+        if falsy != real_empty {
+            self.layout_dependent = true;
         }
+        Ok(falsy)
     }
 
     /// A list or tuple subclass. With its own `__iter__`, `json` writes what
@@ -371,7 +377,10 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         own_iter: bool,
         view: impl Fn(*mut ffi::PyObject) -> I,
     ) -> PyResult<()> {
-        if self.falsy(obj)? {
+        // With its own `__iter__`, the C encoder's emptiness is the iteration's:
+        // only a true one is read alike by both encoders.
+        let real_empty = !own_iter && view(obj).is_empty();
+        if self.falsy(obj, real_empty)? {
             self.w.empty_array();
             return Ok(());
         }
@@ -414,7 +423,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// A dict subclass: its `items()` decide the members and their order.
     unsafe fn dict_subclass(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        if self.falsy(obj)? || (!self.pure_containers && Dict(obj).is_empty()) {
+        let real_empty = Dict(obj).is_empty();
+        if self.falsy(obj, real_empty)? || (!self.pure_containers && real_empty) {
             self.w.empty_object();
             return Ok(());
         }
@@ -468,6 +478,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             let pair = if ffi::PyTuple_CheckExact(item.0) != 0 && ffi::PyTuple_Size(item.0) == 2 {
                 item
             } else if self.pure_containers {
+                // The C encoder would refuse this pair: the compact text differs.
+                self.layout_dependent = true;
                 unpack_pair(self.py, item)?
             } else if ffi::PyTuple_Check(item.0) == 0 || ffi::PyTuple_Size(item.0) != 2 {
                 return Err(PyValueError::new_err("items must return 2-tuples"));
