@@ -19,11 +19,21 @@ import strands_offload.storage.storage as our_storage
 from strands import Agent
 from strands.agent._agent_as_tool import _AgentAsTool
 from strands.experimental.context_manager import ContextManager as SdkContextManager
+from strands.storage import LocalFileStorage as SdkLocalFileStorage
+from strands.storage.search import Bm25SearchStrategy as SdkBm25SearchStrategy
 from strands_offload import _seam
 from strands_offload.demo.scripted_model import Reply, ScriptedModel
 
-FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "re-parser", "re-casefix", "accelerate"}
-STRANDS_FEATURES = {"storage-markers", "agent-as-tool", "context-manager", "accelerate"}
+FEATURES = {
+    "storage-markers",
+    "storage-views",
+    "agent-as-tool",
+    "context-manager",
+    "re-parser",
+    "re-casefix",
+    "accelerate",
+}
+STRANDS_FEATURES = {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate"}
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
 
 
@@ -66,10 +76,15 @@ def test_every_feature_passes_its_probe_on_this_install(fresh_seam: pytest.Monke
             _seam.require(feature)
 
 
-def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch) -> None:
+def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch, tmp_path: Path) -> None:
     namespaced, ephemeral = _seam.storage_markers()
     assert namespaced is sdk_storage._NAMESPACED and ephemeral is sdk_storage._EPHEMERAL
     assert (our_storage._NAMESPACED, our_storage._EPHEMERAL) == (namespaced, ephemeral)
+    strategy = SdkBm25SearchStrategy()
+    backend = SdkLocalFileStorage(str(tmp_path), search_strategy=strategy)
+    assert _seam.sdk_search_strategy(backend) is strategy
+    assert _seam.sdk_wrapped_storage(sdk_storage._NamespacedStorage(backend, "p")) is backend
+    assert _seam.sdk_search_strategy(object()) is None and _seam.sdk_wrapped_storage(object()) is None
     assert _seam.reference_context_manager_class() is SdkContextManager
     assert [tool.tool_name for tool in _seam.agentic_tools()] == [
         "summarize_context",
@@ -94,6 +109,7 @@ def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch) -> N
 Breaker = Callable[[pytest.MonkeyPatch], None]
 BREAKERS: dict[str, tuple[Breaker, str]] = {
     "storage-markers": (lambda mp: mp.delattr(sdk_storage, "_NAMESPACED"), "has no _NAMESPACED"),
+    "storage-views": (lambda mp: mp.delattr(sdk_storage, "_NamespacedStorage"), "has no _NamespacedStorage"),
     "agent-as-tool": (lambda mp: mp.setattr(_AgentAsTool, "delegate", True), "no longer a property"),
     "context-manager": (lambda mp: mp.delattr(importlib.import_module(AGENTIC), "pin_context"), "has no pin_context"),
     "re-parser": (lambda mp: mp.delattr(_seam.re_parser(), "SubPattern"), "SubPattern is missing"),
@@ -149,6 +165,15 @@ def test_storage_markers_fall_back_to_our_own(fresh_seam: pytest.MonkeyPatch) ->
     assert markers == (_seam._OWN_NAMESPACED, _seam._OWN_EPHEMERAL)
     assert markers[0] is not markers[1]
     assert _seam.storage_markers() is markers
+
+
+def test_storage_views_fall_back_to_no_strategy(fresh_seam: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    backend = SdkLocalFileStorage(str(tmp_path), search_strategy=SdkBm25SearchStrategy())
+    view = sdk_storage._NamespacedStorage(backend, "p")
+    fresh_seam.delattr(sdk_storage, "_NamespacedStorage")
+    with pytest.warns(RuntimeWarning, match="storage-views is unavailable"):
+        assert _seam.sdk_search_strategy(backend) is None
+    assert _seam.sdk_wrapped_storage(view) is None
 
 
 def test_delegate_detection_falls_back_to_no(fresh_seam: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,9 @@ feature and process, and the caller either falls back to the SDK's own code or r
 Features:
     ``storage-markers``: the SDK's ``_NAMESPACED`` / ``_EPHEMERAL`` sentinels, so the SDK treats our
         storage backends like its own.
+    ``storage-views``: where the SDK's storage backends keep their search strategy
+        (``_search_strategy``) and its namespaced view the storage it wraps (``_storage``), so stash
+        search knows a BM25-configured storage behind any view.
     ``agent-as-tool``: ``strands.agent._agent_as_tool._AgentAsTool`` (delegate results are final answers).
     ``context-manager``: the private ``strands._context_manager`` package the public
         ``strands.experimental.context_manager`` is built from (the base class, the agentic tools and
@@ -73,6 +76,16 @@ def _probe_storage_markers() -> None:
     _has("strands.storage.storage", "_NAMESPACED", "_EPHEMERAL")
 
 
+def _probe_storage_views() -> None:
+    _has("strands.storage.storage", "_NamespacedStorage")
+    backend = _module("strands.storage").InMemoryStorage()
+    if not hasattr(backend, "_search_strategy"):
+        raise SeamUnavailable("InMemoryStorage keeps no _search_strategy")
+    view = _module("strands.storage.storage")._NamespacedStorage(backend, "probe")
+    if getattr(view, "_storage", None) is not backend:
+        raise SeamUnavailable("_NamespacedStorage keeps no _storage")
+
+
 def _probe_agent_as_tool() -> None:
     _has("strands.agent._agent_as_tool", "_AgentAsTool")
     if not isinstance(getattr(_module("strands.agent._agent_as_tool")._AgentAsTool, "delegate", None), property):
@@ -134,6 +147,7 @@ _AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "creat
 
 _PROBES: dict[str, Callable[[], None]] = {
     "storage-markers": _probe_storage_markers,
+    "storage-views": _probe_storage_views,
     "agent-as-tool": _probe_agent_as_tool,
     "context-manager": _probe_context_manager,
     "re-parser": _probe_re_parser,
@@ -142,7 +156,7 @@ _PROBES: dict[str, Callable[[], None]] = {
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
-_STRANDS_FEATURES = frozenset({"storage-markers", "agent-as-tool", "context-manager", "accelerate"})
+_STRANDS_FEATURES = frozenset({"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate"})
 
 
 @functools.cache
@@ -195,6 +209,24 @@ def storage_markers() -> tuple[object, object]:
         return _OWN_NAMESPACED, _OWN_EPHEMERAL
     module = _module("strands.storage.storage")
     return module._NAMESPACED, module._EPHEMERAL
+
+
+def sdk_search_strategy(storage: object) -> object | None:
+    """The search strategy of a storage built like the SDK's backends, or ``None``.
+
+    Reads the private ``_search_strategy`` the SDK's backends (and storage modelled on them) keep;
+    ``None`` when there is none or ``storage-views`` failed its probe.
+    """
+    if not available("storage-views"):
+        return None
+    return getattr(storage, "_search_strategy", None)
+
+
+def sdk_wrapped_storage(storage: object) -> object | None:
+    """The storage a view built like the SDK's namespaced view wraps (its ``_storage``), or ``None``."""
+    if not available("storage-views"):
+        return None
+    return getattr(storage, "_storage", None)
 
 
 def is_delegating_agent_tool(tool: object) -> bool:

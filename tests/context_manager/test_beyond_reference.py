@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import strands.storage.storage as sdk_storage
 from _cm_harness import (
     REFERENCE,
     ContextModel,
@@ -24,8 +26,12 @@ from _cm_harness import (
     without_usage,
 )
 from strands import Agent, tool
+from strands.storage import LocalFileStorage as SdkLocalFileStorage
+from strands.storage.search import Bm25SearchStrategy as SdkBm25SearchStrategy
 from strands_offload import count_tokens
 from strands_offload.context_manager import ContextManager, Offload
+from strands_offload.context_manager._stash_search import search_stash
+from strands_offload.context_manager.stash import Stash
 from strands_offload.storage import InMemoryStorage
 from strands_offload.storage.search import Bm25SearchStrategy
 
@@ -96,6 +102,43 @@ def test_stash_search_uses_bm25_when_the_storage_is_configured_for_it() -> None:
     asyncio.run(_session(agent))
     text = retrieve(agent, query="upstream checkout")["content"][0]["text"]
     assert text.splitlines()[1].startswith("[ref: tu_log_0] 12:01:00 ERROR upstream")
+
+
+def _bm25_backends(tmp_path: Path) -> dict[str, Any]:
+    sdk_backend = SdkLocalFileStorage(str(tmp_path / "sdk"), search_strategy=SdkBm25SearchStrategy())
+    return {
+        "ours": InMemoryStorage(search_strategy=Bm25SearchStrategy(in_memory=True)),
+        "sdk": sdk_backend,
+        "sdk-view": sdk_storage._NamespacedStorage(sdk_backend, "views"),
+        "keyword": InMemoryStorage(),
+    }
+
+
+@pytest.mark.parametrize("backend", ["ours", "sdk", "sdk-view", "keyword"])
+def test_stash_search_finds_the_bm25_strategy_of_our_or_the_sdks_storage(backend: str, tmp_path: Path) -> None:
+    # Both entries hold both words: keyword scoring ties them (stash order), BM25 puts the short one first.
+    stash = Stash(_bm25_backends(tmp_path)[backend], "session", "agent")
+
+    async def search() -> str:
+        await stash.store("a", 0, json.dumps({"text": "alpha beta " + "filler " * 50}).encode())
+        await stash.store("b", 0, json.dumps({"text": "alpha beta"}).encode())
+        return await search_stash(stash, "alpha beta")
+
+    refs = [line.split("]")[0] for line in asyncio.run(search()).splitlines()[1:3]]
+    assert refs == (["[ref: a_0", "[ref: b_0"] if backend == "keyword" else ["[ref: b_0", "[ref: a_0"])
+
+
+def test_stash_keyword_search_scores_lone_surrogates_and_unicode_words_as_python_re() -> None:
+    stash = Stash(InMemoryStorage(), "session", "agent")
+    originals = [{"text": "x\ud800y Straße"}, {"text": "ǅemal ΣΑΣ x²"}, {"json": {"naïve": ["東京"]}}]
+
+    async def search(query: str) -> list[str]:
+        for i, original in enumerate(originals):
+            await stash.store(f"t{i}", 0, json.dumps(original).encode())
+        return (await search_stash(stash, query)).splitlines()
+
+    assert asyncio.run(search("y straße"))[1] == "[ref: t0_0] x\ud800y Straße"
+    assert [line[:11] for line in asyncio.run(search("σας ǆemal x² naïve 東京"))[1:3]] == ["[ref: t1_0]", "[ref: t2_0]"]
 
 
 def test_stash_search_is_off_by_default_and_needs_a_query() -> None:

@@ -271,3 +271,21 @@ def test_protocol_subclass_inherits_keyword_search() -> None:
         return [r.key for r in await backend.search("needle")]
 
     assert asyncio.run(scenario()) == ["doc"]
+
+
+def test_backends_show_their_search_strategy_and_views_their_inner_storage(tmp_path: Any) -> None:
+    from strands_offload.storage.search import KeywordSearchStrategy
+
+    strategy = KeywordSearchStrategy()
+    backends = [
+        our_storage.InMemoryStorage(search_strategy=strategy),
+        our_storage.LocalFileStorage(str(tmp_path), search_strategy=strategy),
+        our_storage.S3Storage("bucket", search_strategy=strategy),
+    ]
+    for backend in backends:
+        assert backend.search_strategy is strategy
+        assert backend.namespace("scoped").search_strategy is strategy
+    plain = [our_storage.InMemoryStorage(), our_storage.LocalFileStorage(str(tmp_path)), our_storage.S3Storage("b")]
+    assert [backend.search_strategy for backend in plain] == [None, None, None]
+    view = _NamespacedStorage(backends[0], "prefix")
+    assert view.inner is backends[0] and view.namespace("deeper").inner is backends[0]

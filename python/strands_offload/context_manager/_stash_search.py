@@ -13,31 +13,46 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import sqlite3
 from typing import Any
 
+from .. import _seam
+from ..storage.in_memory_storage import InMemoryStorage
+from ..storage.local_file_storage import LocalFileStorage
+from ..storage.s3_storage import S3Storage
 from ..storage.search.bm25 import _match_expression
-from ..storage.search.keyword import STOP_WORDS, tokenize
+from ..storage.search.keyword import STOP_WORDS, QueryScorer, tokenize
+from ..storage.storage import _NamespacedStorage
 
 logger = logging.getLogger(__name__)
 
 MAX_HITS = 10
 LINE_CHARS = 200
 _READ_BATCH = 8
-_NON_WORD_RUN = re.compile(r"\W+")
+# How many views deep the configured search strategy is looked for.
+_MAX_VIEW_DEPTH = 8
+
+
+def _search_strategy(storage: Any) -> object | None:
+    """The search strategy configured on ``storage``, or on the storage a namespaced view wraps."""
+    for _ in range(_MAX_VIEW_DEPTH):
+        if storage is None:
+            return None
+        if isinstance(storage, _NamespacedStorage):
+            storage = storage.inner
+            continue
+        if isinstance(storage, (InMemoryStorage, LocalFileStorage, S3Storage)):
+            return storage.search_strategy
+        strategy = _seam.sdk_search_strategy(storage)
+        if strategy is not None:
+            return strategy
+        storage = _seam.sdk_wrapped_storage(storage)
+    return None
 
 
 def _uses_bm25(storage: Any) -> bool:
     """Whether ``storage`` (or the storage a namespaced view wraps) indexes with BM25."""
-    seen = 0
-    while storage is not None and seen < 8:
-        strategy = getattr(storage, "_search_strategy", None)
-        if strategy is not None:
-            return type(strategy).__name__ == "Bm25SearchStrategy"
-        storage = getattr(storage, "_storage", None)
-        seen += 1
-    return False
+    return type(_search_strategy(storage)).__name__ == "Bm25SearchStrategy"
 
 
 def _readable(value: object) -> str | None:
@@ -76,9 +91,10 @@ async def _texts(stash: Any) -> list[tuple[str, str]]:
 
 
 def _keyword_rank(words: set[str], texts: list[tuple[str, str]]) -> list[tuple[str, str, float]]:
+    scorer = QueryScorer(words)
     ranked = []
     for key, text in texts:
-        score = len(words & set(_NON_WORD_RUN.split(text.lower())))
+        score = scorer.score_text(text)
         if score:
             ranked.append((key, text, float(score)))
     ranked.sort(key=lambda hit: hit[2], reverse=True)  # stable: ties keep stash order

@@ -37,6 +37,11 @@ class InMemoryStorage:
         self._lock = threading.Lock()
         self._store: dict[str, bytes] = {}
 
+    @property
+    def search_strategy(self) -> SearchStrategy[InMemoryStorage] | None:
+        """The strategy given at construction (``None``: ``search`` scans with keyword overlap)."""
+        return self._search_strategy
+
     async def write(self, key: str, data: bytes) -> None:
         """Store a copy of ``data`` under ``key`` (replacing any value), then index it.
 

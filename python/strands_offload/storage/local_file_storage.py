@@ -140,6 +140,11 @@ class LocalFileStorage:
         """The directory holding this storage's files."""
         return self._base_dir
 
+    @property
+    def search_strategy(self) -> Any:
+        """The strategy given at construction (``None``: ``search`` scans with keyword overlap)."""
+        return self._search_strategy
+
     def for_sandbox(self, sandbox: Sandbox) -> LocalFileStorage:
         """Return this storage bound to ``sandbox`` (``self`` if already bound to that object).
 

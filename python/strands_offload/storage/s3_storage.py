@@ -69,6 +69,11 @@ class S3Storage:
         # Namespaced copies point here so they reuse the root instance's client.
         self._root: S3Storage | None = None
 
+    @property
+    def search_strategy(self) -> SearchStrategy[S3Storage] | None:
+        """The strategy given at construction (``None``: ``search`` scans with keyword overlap)."""
+        return self._search_strategy
+
     # -- client -------------------------------------------------------------------------------
 
     def _get_client(self) -> Any:

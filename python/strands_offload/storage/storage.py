@@ -96,6 +96,11 @@ class _NamespacedStorage:
         if is_ephemeral(storage):
             self._ephemeral = _EPHEMERAL
 
+    @property
+    def inner(self) -> Any:
+        """The storage this view prefixes the keys of."""
+        return self._storage
+
     async def write(self, key: str, data: bytes) -> None:
         """Write ``data`` under the prefixed key."""
         await self._storage.write(self._prefix + key, data)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from strands.types.exceptions import StorageError
 from strands_offload.storage import InMemoryStorage
 from strands_offload.storage.search import KeywordSearchStrategy
-from strands_offload.storage.search.keyword import STOP_WORDS, _Scorer, token_overlap_score, tokenize
+from strands_offload.storage.search.keyword import STOP_WORDS, QueryScorer, token_overlap_score, tokenize
 
 PIECES = st.sampled_from(
     [
@@ -134,7 +134,8 @@ def test_native_scorer_agrees_with_the_reference_on_any_text(key: str, content: 
     query = ref_keyword.tokenize(" ".join([*extra, content[:20], key[:5]])) - ref_keyword.STOP_WORDS
     name, data = key + ".x", content.encode("utf-8", "surrogatepass")
     expected = _reference_score(query, name, data)
-    assert _Scorer(query).score(name, data) == expected
+    assert QueryScorer(query).score_entry(name, data) == expected
+    assert QueryScorer(query).score_text(content) == ref_keyword.token_overlap_score(query, content)
     # Stored lone surrogates read back as U+FFFD, a non-word character like the surrogate itself:
     # the words, and so the score, are those of the original string.
     assert expected == ref_keyword.token_overlap_score(query, f"{ref_keyword._EXTENSION.sub('', name)} {content}")
@@ -144,7 +145,7 @@ def test_lone_surrogates_in_content_separate_words() -> None:
     data = "ab\ud800cd".encode("utf-8", "surrogatepass")
     assert data.decode("utf-8", errors="replace") == "ab\ufffd\ufffd\ufffdcd"
     query = {"ab", "cd", "abcd"}
-    assert _Scorer(query).score("k", data) == _reference_score(query, "k", data) == 2
+    assert QueryScorer(query).score_entry("k", data) == _reference_score(query, "k", data) == 2
 
 
 def test_native_word_table_covers_every_code_point() -> None:
@@ -157,7 +158,7 @@ def test_native_word_table_covers_every_code_point() -> None:
     query = set(pieces)
     expected = ref_keyword.token_overlap_score(query, text)
     assert expected > 100_000
-    assert _Scorer(query).score("", text.encode()) == expected
+    assert QueryScorer(query).score_entry("", text.encode()) == expected
 
 
 def test_keys_with_lone_surrogates_fall_back_to_python_scoring() -> None:
@@ -170,6 +171,19 @@ def test_keys_with_lone_surrogates_fall_back_to_python_scoring() -> None:
 
     mine, reference = asyncio.run(both())
     assert mine == reference and [r.key for r in mine] == ["bad\udcffname/alpha.md", "plain"]
+
+
+def test_lone_surrogates_in_a_query_split_its_words_as_in_the_reference() -> None:
+    async def both() -> tuple[Any, Any]:
+        ours, theirs = InMemoryStorage(), ref_storage.InMemoryStorage()
+        for storage in (ours, theirs):
+            await storage.write("a", "x\ud800y beta".encode("utf-8", "surrogatepass"))
+            await storage.write("b", b"beta gamma")
+        return await ours.search("x\ud800y beta gamma"), await theirs.search("x\ud800y beta gamma")
+
+    mine, reference = asyncio.run(both())
+    assert mine == reference and [(r.key, r.score) for r in mine] == [("a", 3), ("b", 2)]
+    assert QueryScorer(tokenize("x\ud800y beta")).score_text("X\ud800Y and Beta") == 3
 
 
 def test_word_table_is_shipped_for_every_supported_python() -> None:
@@ -207,4 +221,4 @@ def test_computed_word_table_equals_this_pythons_re() -> None:
 def test_letters_newer_than_python_310_score_like_the_reference(letter: str) -> None:
     content = f"x{letter}y z {letter}"
     query = ref_keyword.tokenize(f"{letter} x{letter}y zz")
-    assert _Scorer(query).score("k", content.encode()) == _reference_score(query, "k", content.encode())
+    assert QueryScorer(query).score_entry("k", content.encode()) == _reference_score(query, "k", content.encode())

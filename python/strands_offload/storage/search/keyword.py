@@ -101,30 +101,46 @@ def _key_stem(key: str) -> str:
     return _FINAL_EXTENSION.sub("", key)
 
 
-class _Scorer:
-    """Scores many documents against one tokenised query (word matching in the native core)."""
+class QueryScorer:
+    r"""Scores texts against one tokenised query: how many distinct query words each contains.
+
+    Package-internal (not in ``__all__``, not part of the reference's API): the keyword strategy
+    scores stored entries with it, and the context manager's stash search scores the text of
+    stashed originals. Word matching runs in the native core with this interpreter's Python ``re``
+    ``\w`` table; lower-casing stays with Python's ``str.lower`` (the reference's full Unicode
+    mapping). Text holding lone surrogates cannot cross into the core: it is scored in Python by
+    the same rule.
+
+    Args:
+        query_tokens: The lower-cased query words to look for, as :func:`tokenize` gives them
+            (never empty, never holding a surrogate, which ``\w`` does not match).
+    """
 
     def __init__(self, query_tokens: set[str]) -> None:
         self._tokens = query_tokens
         self._native = KeywordScorer(sorted(query_tokens), _word_table())
 
-    def score(self, key: str, data: bytes) -> int:
-        """Score one entry exactly as the reference scores ``f"{stem} {text}"``.
+    def score_entry(self, key: str, data: bytes) -> int:
+        """Score one stored entry exactly as the reference scores ``f"{stem} {text}"``.
 
         The space between stem and text is a non-word character that no case mapping touches, so
         the words of the joined, lower-cased string are the union of the words of both parts,
-        each lower-cased on its own; scoring them separately avoids copying the text. Lower-casing
-        stays with Python's ``str.lower`` (the reference's full Unicode mapping).
+        each lower-cased on its own; scoring them separately avoids copying the text.
         """
-        text = data.decode("utf-8", errors="replace").lower()
-        stem = _key_stem(key).lower()
+        return self._count(_key_stem(key).lower(), data.decode("utf-8", errors="replace").lower())
+
+    def score_text(self, text: str) -> int:
+        """Count the distinct query words among the words of ``text`` lower-cased."""
+        return self._count("", text.lower())
+
+    def _count(self, lowered_key: str, lowered_text: str) -> int:
         try:
-            return int(self._native.score(stem, text))
+            return int(self._native.score(lowered_key, lowered_text))
         except UnicodeEncodeError:
-            # A key with lone surrogates (undecodable file names) cannot cross into Rust.
-            words = set(_NON_WORD_RUN.split(stem))
-            words.update(_NON_WORD_RUN.split(text))
-            return len(self._tokens & words)
+            pass  # lone surrogates (undecodable file names, JSON escapes): counted below
+        words = set(_NON_WORD_RUN.split(lowered_key))
+        words.update(_NON_WORD_RUN.split(lowered_text))
+        return len(self._tokens & words)
 
 
 class KeywordSearchStrategy:
@@ -155,7 +171,7 @@ class KeywordSearchStrategy:
         wanted = tokenize(query) - STOP_WORDS
         if not wanted:
             return []
-        scorer = _Scorer(wanted)
+        scorer = QueryScorer(wanted)
         keys: builtins.list[str] = await storage.list("")
         hits: builtins.list[StorageSearchResult] = []
         for start in range(0, len(keys), _SCAN_BATCH):
@@ -164,7 +180,7 @@ class KeywordSearchStrategy:
             for key, value in zip(batch, values, strict=True):
                 if value is None:
                     continue
-                points = scorer.score(key, value)
+                points = scorer.score_entry(key, value)
                 if points:
                     hits.append(StorageSearchResult(key=key, score=points, data=value))
         hits.sort(key=_by_score, reverse=True)
