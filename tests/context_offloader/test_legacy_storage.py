@@ -57,6 +57,22 @@ def test_sanitize_matches_reference(raw: str) -> None:
 # -- InMemoryStorage -------------------------------------------------------------------------
 
 
+def _advance_cycle(storage: Any, cycle: int) -> None:
+    """The plugin's cycle hook: ours is named for the package, the reference keeps it private."""
+    if isinstance(storage, InMemoryStorage):
+        storage.advance_cycle(cycle)
+    else:
+        storage._evict(cycle)
+
+
+def _bind_agent(storage: Any, agent_id: int) -> None:
+    """The plugin's attach hook, under either package's name."""
+    if isinstance(storage, InMemoryStorage):
+        storage.bind_agent(agent_id)
+    else:
+        storage._bind(agent_id)
+
+
 def test_in_memory_matches_reference_including_eviction() -> None:
     async def drive(storage: Any) -> list[Any]:
         out: list[Any] = []
@@ -66,7 +82,7 @@ def test_in_memory_matches_reference_including_eviction() -> None:
         ]
         out.append(refs)
         for cycle in (3, 10, 21, 22, 23, 30):
-            storage._evict(cycle)
+            _advance_cycle(storage, cycle)
             if cycle == 21:
                 try:
                     out.append(await storage.retrieve(refs[1]))
@@ -83,10 +99,10 @@ def test_in_memory_matches_reference_including_eviction() -> None:
             out.append(survivors)
         storage.clear()
         out.append(await storage.store("k", b""))
-        storage._bind(1)
-        storage._bind(1)
+        _bind_agent(storage, 1)
+        _bind_agent(storage, 1)
         with pytest.raises(ValueError) as caught:
-            storage._bind(2)
+            _bind_agent(storage, 2)
         out.append(str(caught.value))
         return out
 

@@ -12,7 +12,9 @@ import strands_offload.storage as our_storage
 from _agent_harness import comparable, run
 from strands.vended_plugins.context_offloader import ContextOffloader as RefOffloader
 from strands.vended_plugins.context_offloader import FileStorage as RefFileStorage
+from strands.vended_plugins.context_offloader import InMemoryStorage as RefLegacyInMemoryStorage
 from strands_offload.context_offloader import ContextOffloader, FileStorage
+from strands_offload.context_offloader import InMemoryStorage as LegacyInMemoryStorage
 
 LOG = "\n".join(f"line {i} {'ERROR disk full' if i % 97 == 0 else 'ok'} é ² \r" for i in range(3000))
 RECORDS = [{"id": i, "name": f"item-{i}", "price": i * 1.5, "tags": ["a", "ü"], "meta": {}} for i in range(800)]
@@ -164,3 +166,24 @@ def test_text_handed_back_as_str_fails_as_in_the_reference(retrieval: dict[str, 
     _, theirs = run(RefOffloader(_TextKeepingStorage()), CONTENTS["text"], [retrieval])
     assert comparable(ours) == comparable(theirs)
     assert ours[1]["status"] == "error"
+
+
+@pytest.mark.parametrize("evict_after_turns", [1, None])
+def test_legacy_in_memory_eviction_through_the_plugin_matches_reference(evict_after_turns: int | None) -> None:
+    # Two retrievals of an unknown reference let the stored block sit idle for two cycles.
+    idle = [{"reference": "mem_99_unknown"}] * 2 + [{"reference": 0, "pattern": "ERROR", "context_lines": 0}]
+    _, ours = run(ContextOffloader(LegacyInMemoryStorage(evict_after_turns)), CONTENTS["text"], idle)
+    _, theirs = run(RefOffloader(RefLegacyInMemoryStorage(evict_after_turns)), CONTENTS["text"], idle)
+    assert comparable(ours) == comparable(theirs)
+    assert (ours[-1]["status"] == "error") is (evict_after_turns is not None)
+
+
+def test_one_legacy_in_memory_store_refuses_a_second_agent_like_reference() -> None:
+    errors, first_agents = [], []
+    for offloader in (ContextOffloader(), RefOffloader()):
+        # The first agent stays alive: the store is claimed by id(), which a freed agent gives back.
+        first_agents.append(run(offloader, [{"text": "small"}])[0])
+        with pytest.raises(ValueError) as caught:
+            run(offloader, [{"text": "small"}])
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

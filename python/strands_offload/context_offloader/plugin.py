@@ -226,7 +226,7 @@ class ContextOffloader(Plugin):
             self._storage = InMemoryStorage() if fallback is None else self._scope(fallback)
         legacy_memory = self._storage if isinstance(self._storage, InMemoryStorage) else None
         if legacy_memory is not None:
-            legacy_memory._bind(id(agent))  # refuses a second agent
+            legacy_memory.bind_agent(id(agent))  # refuses a second agent
         self._storage_for_agent(agent)
         if self._include_retrieval_tool:
             return
@@ -240,7 +240,7 @@ class ContextOffloader(Plugin):
         root = self._storage
         cycle = event.agent.event_loop_metrics.cycle_count
         if isinstance(root, InMemoryStorage):
-            root._evict(cycle)  # the legacy in-memory store applies its own age limit
+            root.advance_cycle(cycle)  # the legacy in-memory store applies its own age limit
             return
         if root is None or self._evict_after_cycles is None or is_legacy_storage(root):
             return

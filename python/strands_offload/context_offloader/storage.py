@@ -169,8 +169,14 @@ class InMemoryStorage:
         with self._lock:
             self._entries = {}
 
-    def _bind(self, agent_id: int) -> None:
-        """Claim the storage for one agent (called by the offloader when it attaches).
+    # The two methods below are the offloader plugin's hooks into this store: package-internal
+    # (the reference keeps them private), named without an underscore because another module calls them.
+
+    def bind_agent(self, agent_id: int) -> None:
+        """Claim the storage for one agent; the offloader calls this when it attaches to an agent.
+
+        Args:
+            agent_id: The agent's ``id()``; claiming again for the same agent does nothing.
 
         Raises:
             ValueError: If another agent already claimed it.
@@ -181,8 +187,15 @@ class InMemoryStorage:
         if owner != agent_id:
             raise ValueError(_SHARED_ACROSS_AGENTS)
 
-    def _evict(self, cycle: int) -> None:
-        """Record the agent's current cycle and drop blocks idle for too long (offloader hook)."""
+    def advance_cycle(self, cycle: int) -> None:
+        """Record the agent's current loop cycle and drop blocks idle for too long.
+
+        The offloader calls this before every model call. A block is kept while it was stored or
+        retrieved within the last ``evict_after_turns`` cycles (all are kept when that is ``None``).
+
+        Args:
+            cycle: The agent's event-loop cycle count.
+        """
         dropped = 0
         with self._lock:
             self._cycle = cycle
