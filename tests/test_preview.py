@@ -187,6 +187,14 @@ def test_heuristic_preview_is_proportional_to_the_budget() -> None:
     assert p.elided_chars == 1_000_001 - 40
 
 
+def test_budgets_beyond_64_bits_keep_the_text_whole() -> None:
+    text = "ab\ncd " * 100
+    for name in ("heuristic", *ENCODINGS):
+        for tokens in (2**63 - 1, 2**63, 10**40):
+            p = preview(text, tokens, mode="head_tail", encoding=name)
+            assert (p.head, p.tail, p.truncated) == (text, "", False), (name, tokens)
+
+
 def test_preview_surrogates_stay_in_the_original_string() -> None:
     text = "ab\ud800cd" * 50 + "\ud83d\ude00" * 50
     for name in ("heuristic", *ENCODINGS):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from . import _heuristic, _native
+from . import _native
 
 PreviewMode = Literal["head", "tail", "head_tail"]
 
@@ -82,7 +82,7 @@ class Preview(NamedTuple):
         return self.tail_start > self.head_end
 
 
-_SHARE = {"head": 1.0, "tail": 0.0}
+_MAX_NATIVE_TOKENS = 2**63 - 1
 
 
 def preview(
@@ -118,30 +118,11 @@ def preview(
         ValueError: On an unknown mode or encoding, a negative budget or a share
             outside 0 to 1.
     """
-    if (
-        encoding == "heuristic"
-        and mode in ("head", "tail", "head_tail")
-        and isinstance(tokens, int)
-        and tokens >= 0
-        and 0.0 <= head_share <= 1.0
-    ):
-        # The reference's arithmetic needs only len(); skip the native call.
-        total = len(text)
-        budget = _heuristic.budget_chars(tokens)
-        estimate = _heuristic.text_tokens(total)
-        if total <= budget:
-            return Preview(text, "", total, total, total, estimate)
-        head_chars = int(budget * _SHARE.get(mode, head_share))
-        tail_start = total - (budget - head_chars)
-        return Preview(text[:head_chars], text[tail_start:], head_chars, tail_start, total, estimate)
+    if isinstance(tokens, int) and tokens > _MAX_NATIVE_TOKENS:
+        # The core takes a 64-bit budget; any larger one keeps every text whole, as this one does.
+        tokens = _MAX_NATIVE_TOKENS
     head_end, tail_start, total, token_count = _native.preview_bounds(
         text, tokens, mode=mode, encoding=encoding, head_share=head_share, count=count
     )
-    return Preview(
-        head=text[:head_end],
-        tail=text[tail_start:] if tail_start < total else "",
-        head_end=head_end,
-        tail_start=tail_start,
-        total_chars=total,
-        token_count=token_count,
-    )
+    tail = text[tail_start:] if tail_start < total else ""
+    return Preview(text[:head_end], tail, head_end, tail_start, total, token_count)
