@@ -23,7 +23,7 @@ pub(crate) use guard::AddrHasher;
 use bytes_out::BytesOut;
 use errors::dumps_in_python;
 use guard::OpenPath;
-use walker::Walker;
+use walker::{WalkError, Walker};
 
 /// Turn `indent` into a layout the way `json` does (`" " * indent` unless a str).
 fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layout>> {
@@ -53,8 +53,8 @@ struct Walked<S> {
 
 /// Walk `obj` into `sink` with `indent`'s layout.
 ///
-/// `Ok(None)` means the walk met a value only `json.dumps` writes correctly
-/// (see `Walker::needs_json`): the caller hands the call over.
+/// `Ok(None)` means `json.dumps` must write this call (an indent that is not
+/// UTF-8, or [`WalkError::HandToJson`]): the caller hands the call over.
 fn walk<S: Sink>(
     py: Python<'_>,
     obj: *mut ffi::PyObject,
@@ -80,8 +80,8 @@ fn walk<S: Sink>(
                 compact_len,
             }))
         }
-        Err(_) if walker.needs_json => Ok(None),
-        Err(error) => Err(error),
+        Err(WalkError::HandToJson) => Ok(None),
+        Err(WalkError::Python(error)) => Err(error),
     }
 }
 

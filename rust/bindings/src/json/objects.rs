@@ -3,9 +3,14 @@
 //! Each wrapper is a pointer whose type was checked by the caller; its
 //! methods read what the C encoder of `json` reads, the way it reads it.
 //!
+//! The wrappers are made only through `unsafe` constructors, which state the
+//! type the pointer must have (and check it in debug builds); their safe
+//! methods rely on that alone, with the GIL held for the walk.
+//!
 //! List and tuple items are read straight from the object (`ob_size` and the
 //! item array, the layout behind CPython's own `PyList_GET_ITEM` macros, the
-//! same in every 3.x) once a probe at import has read known objects back
+//! same in every supported 3.x, spelled out as [`ListLayout`] and
+//! [`TupleLayout`]) once a probe at import has read known objects back
 //! correctly; otherwise through `PyList_GetItem` / `PyTuple_GetItem`.
 use std::sync::OnceLock;
 
@@ -13,9 +18,29 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-/// `PyVarObject.ob_size` and the item array of lists and tuples (64-bit).
-const SIZE_AT: usize = 16;
-const ITEMS_AT: usize = 24;
+/// `PyVarObject`: the header of lists and tuples (CPython 3.10-3.13, the
+/// default build; a free-threaded build has another header and fails the probe).
+#[repr(C)]
+struct VarHeader {
+    refcnt: ffi::Py_ssize_t,
+    ty: *mut ffi::PyTypeObject,
+    size: ffi::Py_ssize_t,
+}
+
+/// `PyListObject`: the header, then a pointer to the item array.
+#[repr(C)]
+struct ListLayout {
+    head: VarHeader,
+    items: *mut *mut ffi::PyObject,
+    allocated: ffi::Py_ssize_t,
+}
+
+/// `PyTupleObject`: the header, then the items themselves.
+#[repr(C)]
+struct TupleLayout {
+    head: VarHeader,
+    items: [*mut ffi::PyObject; 0],
+}
 
 static DIRECT_ITEMS: OnceLock<bool> = OnceLock::new();
 
@@ -55,17 +80,16 @@ unsafe fn direct_item(
     i: ffi::Py_ssize_t,
     inline: bool,
 ) -> *mut ffi::PyObject {
-    let base = p.cast::<u8>();
-    let size = std::ptr::read(base.add(SIZE_AT).cast::<ffi::Py_ssize_t>());
+    let size = (*p.cast::<VarHeader>()).size;
     if i < 0 || i >= size {
         return std::ptr::null_mut();
     }
     let array = if inline {
-        base.add(ITEMS_AT).cast::<*mut ffi::PyObject>()
+        (&raw const (*p.cast::<TupleLayout>()).items).cast::<*mut ffi::PyObject>()
     } else {
-        std::ptr::read(base.add(ITEMS_AT).cast::<*mut *mut ffi::PyObject>())
+        (*p.cast::<ListLayout>()).items.cast_const()
     };
-    std::ptr::read(array.add(i as usize))
+    *array.add(i as usize)
 }
 
 /// Whether list and tuple items are read from the objects on this interpreter.
@@ -121,7 +145,11 @@ pub(crate) trait Items: Copy {
 pub(crate) struct List(*mut ffi::PyObject, bool);
 
 impl List {
-    pub(crate) fn new(p: *mut ffi::PyObject) -> Self {
+    /// # Safety
+    /// `p` must be a live `list` (or subclass) for as long as the view is used,
+    /// and the GIL held.
+    pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
+        debug_assert!(ffi::PyList_Check(p) != 0);
         List(p, reads_items_in_place())
     }
 }
@@ -154,6 +182,7 @@ impl Tuple {
     /// # Safety
     /// `p` must be a live tuple and the GIL held.
     pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
+        debug_assert!(ffi::PyTuple_Check(p) != 0);
         Tuple(p, ffi::PyTuple_Size(p), reads_items_in_place())
     }
 }
@@ -177,11 +206,23 @@ impl Items for Tuple {
     }
 }
 
-/// An exact `dict`, iterated over its own storage.
+/// A `dict` (exact, when iterated over its own storage with [`Dict::next`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Dict(pub(crate) *mut ffi::PyObject);
+pub(crate) struct Dict(*mut ffi::PyObject);
 
 impl Dict {
+    /// # Safety
+    /// `p` must be a live `dict` (or subclass) for as long as the view is used,
+    /// and the GIL held.
+    pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
+        debug_assert!(ffi::PyDict_Check(p) != 0);
+        Dict(p)
+    }
+
+    pub(crate) fn ptr(self) -> *mut ffi::PyObject {
+        self.0
+    }
+
     pub(crate) fn is_empty(self) -> bool {
         // SAFETY: a live dict (checked by the caller), GIL held.
         unsafe { ffi::PyDict_Size(self.0) == 0 }

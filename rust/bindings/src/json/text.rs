@@ -63,11 +63,56 @@ struct CompactLayout {
     ready_bit: bool,
 }
 
-/// `PyASCIIObject` field offsets shared by the known versions (64-bit).
-const LENGTH_AT: usize = 16;
-const STATE_AT: usize = 32;
-/// Bits of `state`: `interned:2, kind:3, compact:1, ascii:1, ready:1 (<= 3.11)`.
+/// The fields every known version's `PyASCIIObject` starts with.
+#[repr(C)]
+struct AsciiHead {
+    refcnt: ffi::Py_ssize_t,
+    ty: *mut ffi::PyTypeObject,
+    length: ffi::Py_ssize_t,
+    hash: ffi::Py_hash_t,
+    /// The `state` bitfield, read whole (see the masks below).
+    state: u32,
+}
+
+/// `PyASCIIObject` and `PyCompactUnicodeObject` of CPython 3.10-3.11 (with `wstr`).
+#[repr(C)]
+struct Ascii310 {
+    head: AsciiHead,
+    wstr: *mut u32,
+}
+
+#[repr(C)]
+struct Compact310 {
+    ascii: Ascii310,
+    utf8_length: ffi::Py_ssize_t,
+    utf8: *mut u8,
+    wstr_length: ffi::Py_ssize_t,
+}
+
+/// `PyASCIIObject` and `PyCompactUnicodeObject` of CPython 3.12-3.13.
+#[repr(C)]
+struct Ascii312 {
+    head: AsciiHead,
+}
+
+#[repr(C)]
+struct Compact312 {
+    ascii: Ascii312,
+    utf8_length: ffi::Py_ssize_t,
+    utf8: *mut u8,
+}
+
+// The sizes CPython's headers give on 64-bit builds; the import probe checks
+// the layouts against real strings as well.
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<Ascii310>() == 48 && std::mem::size_of::<Compact310>() == 72);
+    assert!(std::mem::size_of::<Ascii312>() == 40 && std::mem::size_of::<Compact312>() == 56);
+};
+
+/// Masks of `state`: `interned:2, kind:3, compact:1, ascii:1, ready:1 (<= 3.11)`.
 const KIND_SHIFT: u32 = 2;
+const KIND_MASK: u32 = 0b111;
 const COMPACT: u32 = 1 << 5;
 const ASCII: u32 = 1 << 6;
 const READY: u32 = 1 << 7;
@@ -79,13 +124,13 @@ impl CompactLayout {
         }
         match (major, minor) {
             (3, 10 | 11) => Some(CompactLayout {
-                ascii_data: 48,
-                other_data: 72,
+                ascii_data: std::mem::size_of::<Ascii310>(),
+                other_data: std::mem::size_of::<Compact310>(),
                 ready_bit: true,
             }),
             (3, 12 | 13) => Some(CompactLayout {
-                ascii_data: 40,
-                other_data: 56,
+                ascii_data: std::mem::size_of::<Ascii312>(),
+                other_data: std::mem::size_of::<Compact312>(),
                 ready_bit: false,
             }),
             _ => None,
@@ -100,18 +145,19 @@ impl CompactLayout {
     #[inline(always)]
     unsafe fn units<'a>(self, obj: *mut ffi::PyObject) -> Option<Units<'a>> {
         let base = obj.cast::<u8>().cast_const();
-        let state = std::ptr::read(base.add(STATE_AT).cast::<u32>());
+        let head = &*obj.cast::<AsciiHead>().cast_const();
+        let state = head.state;
         if state & COMPACT == 0 || (self.ready_bit && state & READY == 0) {
             return None;
         }
-        let len = std::ptr::read(base.add(LENGTH_AT).cast::<ffi::Py_ssize_t>()) as usize;
+        let len = head.length as usize;
         if state & ASCII != 0 {
             let bytes = std::slice::from_raw_parts(base.add(self.ascii_data), len);
             // SAFETY: ASCII is valid UTF-8.
             return Some(Units::Utf8(std::str::from_utf8_unchecked(bytes)));
         }
         let data = base.add(self.other_data);
-        match (state >> KIND_SHIFT) & 7 {
+        match (state >> KIND_SHIFT) & KIND_MASK {
             1 => Some(Units::Latin1(std::slice::from_raw_parts(data, len))),
             2 => Some(Units::Ucs2(std::slice::from_raw_parts(data.cast(), len))),
             4 => Some(Units::Ucs4(std::slice::from_raw_parts(data.cast(), len))),

@@ -22,6 +22,25 @@ use super::text::text_of;
 /// Items fetched (and prefetched) at a time from a container.
 const BATCH: usize = 8;
 
+/// Why a walk stopped.
+pub(crate) enum WalkError {
+    /// A Python exception, to raise as it is.
+    Python(PyErr),
+    /// A value only `json` itself writes the way `json` does (a container
+    /// subclass that is true but iterates to nothing, under the pure-Python
+    /// encoder, where `json` writes malformed text): the caller hands the
+    /// whole call to `json.dumps`.
+    HandToJson,
+}
+
+impl From<PyErr> for WalkError {
+    fn from(err: PyErr) -> Self {
+        WalkError::Python(err)
+    }
+}
+
+pub(crate) type Walk<T> = Result<T, WalkError>;
+
 pub(crate) struct Walker<'py, 'p, S: Sink> {
     py: Python<'py>,
     pub(crate) w: JsonWriter<S>,
@@ -31,11 +50,6 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     python_calls: u64,
     /// The `indent` argument as given, to reproduce key errors exactly.
     indent_arg: Option<Bound<'py, PyAny>>,
-    /// Set when the walk met a value only `json` itself writes the way `json`
-    /// does (a container subclass that is true but iterates to nothing, under
-    /// the pure-Python encoder: `json` writes malformed text for it): the
-    /// caller then hands the whole call to `json.dumps`.
-    pub(crate) needs_json: bool,
     /// Whether `json` writes this call with its pure-Python encoder (an
     /// indent before CPython 3.13), which tests container subclasses for
     /// emptiness by truth value and unpacks any pair `items()` yields; the C
@@ -68,7 +82,6 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             path,
             python_calls: 0,
             indent_arg,
-            needs_json: false,
             keys: HeldKeys::default(),
         }
     }
@@ -77,7 +90,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     ///
     /// # Safety
     /// `obj` must be a live object and the GIL held for the whole walk.
-    pub(crate) unsafe fn value(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+    pub(crate) unsafe fn value(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
         let tp = ffi::Py_TYPE(obj);
         // Exact built-in types first: the common case, no flag lookups.
         if tp == &raw mut ffi::PyUnicode_Type {
@@ -90,7 +103,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return self.float(obj, false);
         }
         if tp == &raw mut ffi::PyDict_Type {
-            return self.dict(Dict(obj));
+            return self.dict(Dict::new(obj));
         }
         if tp == &raw mut ffi::PyList_Type {
             return self.array(List::new(obj));
@@ -118,7 +131,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
         if ffi::PyList_Check(obj) != 0 {
             let own = own_iter(tp, &raw mut ffi::PyList_Type);
-            return self.array_subclass(obj, own, List::new);
+            return self.array_subclass(obj, own, |o| unsafe { List::new(o) });
         }
         if ffi::PyTuple_Check(obj) != 0 {
             let own = own_iter(tp, &raw mut ffi::PyTuple_Type);
@@ -127,28 +140,22 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         if ffi::PyDict_Check(obj) != 0 {
             return self.dict_subclass(obj);
         }
-        Err(not_serializable(self.py, obj))
+        Err(not_serializable(self.py, obj).into())
     }
 
-    /// Stop the walk: `json.dumps` must write this call (see `needs_json`).
-    fn hand_to_json(&mut self) -> PyErr {
-        self.needs_json = true;
-        PyValueError::new_err("handed to json.dumps")
-    }
-
-    unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+    unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
         let text = text_of(self.py, obj)?;
         self.w.string_units(text.units());
         Ok(())
     }
 
     /// Write an int's decimal text, quoted when it is a key.
-    unsafe fn int(&mut self, obj: *mut ffi::PyObject, key: bool) -> PyResult<()> {
+    unsafe fn int(&mut self, obj: *mut ffi::PyObject, key: bool) -> Walk<()> {
         let mut overflow: c_int = 0;
         let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
         if overflow == 0 {
             if v == -1 && !ffi::PyErr_Occurred().is_null() {
-                return Err(PyErr::fetch(self.py));
+                return Err(PyErr::fetch(self.py).into());
             }
             if key {
                 self.w.int_key(v);
@@ -163,7 +170,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let mut size: ffi::Py_ssize_t = 0;
         let data = ffi::PyUnicode_AsUTF8AndSize(text.0, &mut size);
         if data.is_null() {
-            return Err(PyErr::fetch(self.py));
+            return Err(PyErr::fetch(self.py).into());
         }
         let digits = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
         if key {
@@ -175,10 +182,10 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// Write a float's repr, quoted when it is a key.
-    unsafe fn float(&mut self, obj: *mut ffi::PyObject, key: bool) -> PyResult<()> {
+    unsafe fn float(&mut self, obj: *mut ffi::PyObject, key: bool) -> Walk<()> {
         let v = ffi::PyFloat_AsDouble(obj);
         if v == -1.0 && !ffi::PyErr_Occurred().is_null() {
-            return Err(PyErr::fetch(self.py));
+            return Err(PyErr::fetch(self.py).into());
         }
         if key {
             self.w.float_key(v);
@@ -189,7 +196,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// Write a dict key as `json` converts it, then `": "`.
-    unsafe fn key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
+    unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
             return self.exact_str_key(key);
         }
@@ -206,7 +213,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         } else if ffi::PyLong_Check(key) != 0 {
             self.int(key, true)?;
         } else {
-            return Err(bad_key(self.py, key, self.indent_arg.as_ref()));
+            return Err(bad_key(self.py, key, self.indent_arg.as_ref()).into());
         }
         self.w.colon();
         Ok(())
@@ -214,7 +221,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// A key of exact type `str`, with its `": "`: from the key cache when met
     /// before in this dump, otherwise written (and cached once the cache is set up).
-    unsafe fn exact_str_key(&mut self, key: *mut ffi::PyObject) -> PyResult<()> {
+    unsafe fn exact_str_key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         let addr = key as usize;
         if let Some(entry) = self.keys.0.get(addr) {
             self.w.raw(entry);
@@ -245,7 +252,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// A list or tuple.
-    unsafe fn array(&mut self, seq: impl Items) -> PyResult<()> {
+    unsafe fn array(&mut self, seq: impl Items) -> Walk<()> {
         if seq.is_empty() {
             self.w.empty_array();
             return Ok(());
@@ -265,7 +272,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     /// the memory loads of scattered objects overlap. Borrowed pointers of a
     /// batch are only trusted while no Python code has run; if some did (a
     /// dict subclass's `items()`), the rest of the batch is fetched again.
-    unsafe fn items(&mut self, seq: impl Items) -> PyResult<()> {
+    unsafe fn items(&mut self, seq: impl Items) -> Walk<()> {
         let mut batch = [std::ptr::null_mut::<ffi::PyObject>(); BATCH];
         let mut next: ffi::Py_ssize_t = 0;
         loop {
@@ -295,13 +302,13 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// An exact dict: its storage read directly (batched like [`Walker::items`]).
-    unsafe fn dict(&mut self, dict: Dict) -> PyResult<()> {
+    unsafe fn dict(&mut self, dict: Dict) -> Walk<()> {
         if dict.is_empty() {
             self.w.empty_object();
             return Ok(());
         }
         let path = self.path;
-        let open = path.enter(self.py, dict.0)?;
+        let open = path.enter(self.py, dict.ptr())?;
         self.w.begin_object();
         self.members(dict)?;
         drop(open);
@@ -309,7 +316,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         Ok(())
     }
 
-    unsafe fn members(&mut self, dict: Dict) -> PyResult<()> {
+    unsafe fn members(&mut self, dict: Dict) -> Walk<()> {
         let null = std::ptr::null_mut::<ffi::PyObject>();
         let mut keys = [null; BATCH];
         let mut values = [null; BATCH];
@@ -351,7 +358,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     /// empty): `json` tests `not obj`, which runs `__bool__` / `__len__`. The C
     /// encoder tests the real size (`real_empty`); an answer that differs makes
     /// the compact text differ in more than layout.
-    unsafe fn falsy(&mut self, obj: *mut ffi::PyObject, real_empty: bool) -> PyResult<bool> {
+    unsafe fn falsy(&mut self, obj: *mut ffi::PyObject, real_empty: bool) -> Walk<bool> {
         if !self.pure_containers {
             return Ok(false);
         }
@@ -361,7 +368,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let falsy = match truth {
             0 => true,
             1 => false,
-            _ => return Err(PyErr::fetch(self.py)),
+            _ => return Err(PyErr::fetch(self.py).into()),
         };
         if falsy != real_empty {
             self.layout_dependent = true;
@@ -376,7 +383,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         obj: *mut ffi::PyObject,
         own_iter: bool,
         view: impl Fn(*mut ffi::PyObject) -> I,
-    ) -> PyResult<()> {
+    ) -> Walk<()> {
         // With its own `__iter__`, the C encoder's emptiness is the iteration's:
         // only a true one is read alike by both encoders.
         let real_empty = !own_iter && view(obj).is_empty();
@@ -386,7 +393,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
         if !own_iter {
             if self.pure_containers && view(obj).is_empty() {
-                return Err(self.hand_to_json());
+                return Err(WalkError::HandToJson);
             }
             return self.array(view(obj));
         }
@@ -405,7 +412,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let list = List::new(items.0);
         if list.is_empty() {
             if self.pure_containers {
-                return Err(self.hand_to_json());
+                return Err(WalkError::HandToJson);
             }
             self.w.empty_array();
             return Ok(());
@@ -422,8 +429,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// A dict subclass: its `items()` decide the members and their order.
-    unsafe fn dict_subclass(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
-        let real_empty = Dict(obj).is_empty();
+    unsafe fn dict_subclass(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
+        let real_empty = Dict::new(obj).is_empty();
         if self.falsy(obj, real_empty)? || (!self.pure_containers && real_empty) {
             self.w.empty_object();
             return Ok(());
@@ -435,7 +442,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         drop(open);
         self.python_calls += 1;
         if !result? {
-            return Err(self.hand_to_json());
+            return Err(WalkError::HandToJson);
         }
         self.w.end_object();
         Ok(())
@@ -443,7 +450,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// Write the members `items()` yields; `false` (nothing written) when it
     /// yields none under the pure-Python encoder.
-    unsafe fn subclass_members(&mut self, obj: *mut ffi::PyObject) -> PyResult<bool> {
+    unsafe fn subclass_members(&mut self, obj: *mut ffi::PyObject) -> Walk<bool> {
         let fetch = |py| PyErr::fetch(py);
         let (items, iter) = if self.pure_containers {
             // `for key, value in obj.items()`, as the pure-Python encoder reads it.
@@ -464,7 +471,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         loop {
             let Some(item) = Owned::new(ffi::PyIter_Next(iter.0)) else {
                 if !ffi::PyErr_Occurred().is_null() {
-                    return Err(fetch(self.py));
+                    return Err(fetch(self.py).into());
                 }
                 if first {
                     if self.pure_containers {
@@ -482,7 +489,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 self.layout_dependent = true;
                 unpack_pair(self.py, item)?
             } else if ffi::PyTuple_Check(item.0) == 0 || ffi::PyTuple_Size(item.0) != 2 {
-                return Err(PyValueError::new_err("items must return 2-tuples"));
+                return Err(PyValueError::new_err("items must return 2-tuples").into());
             } else {
                 item
             };
