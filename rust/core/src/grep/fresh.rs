@@ -14,28 +14,39 @@
 //! Only the matching lines the body's budget can show are numbered.
 
 use super::census::{block_census, block_census_probe, can_probe, Probe, SLICE};
-use super::format::{lines_to_fill, respond, Found};
 use super::index::{count_newlines, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::BufferSearch;
-use super::{GrepError, Matcher, Query, TextIndex};
+use super::{GrepError, Matcher, TextIndex};
 
-/// Indexes `data` (UTF-8) and answers `query` on it. Searches over the whole text
-/// with a whole-buffer engine follow the read; anything else indexes first.
-pub fn search_fresh(data: &[u8], query: &Query<'_>) -> Result<Vec<u8>, GrepError> {
-    let engine = match (query.pattern, query.line_span) {
-        (Some((_, matcher)), None) => matcher.buffer_search(),
-        _ => None,
+/// Matching lines of the whole text found beforehand (by a search that followed the
+/// indexing read): the first ones, how many there are, and the last one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Found {
+    /// The first matching lines, ascending: at least as many as the body can show.
+    pub first_lines: Vec<usize>,
+    pub total: usize,
+    /// The last matching line (its number sets the width of every number shown).
+    pub last_line: usize,
+}
+
+/// A text indexed with its matching lines found on the way.
+pub(crate) type Indexed<'d> = (TextIndex<&'d [u8]>, Found);
+
+/// Indexes `data` (UTF-8) with `matcher`'s whole-buffer search riding along the
+/// read, numbering the first `needed` matching lines; `None` (nothing read) when
+/// the matcher has no whole-buffer engine.
+pub(crate) fn index_following<'d>(
+    data: &'d [u8],
+    matcher: &Matcher,
+    needed: usize,
+) -> Result<Option<Indexed<'d>>, GrepError> {
+    let Some(engine) = matcher.buffer_search() else {
+        return Ok(None);
     };
-    let Some(engine) = engine else {
-        return respond(&TextIndex::new(data)?, query, None);
-    };
-    let folded = query
-        .pattern
-        .and_then(|(_, matcher)| matcher.folded_literal());
-    let mut scan = FollowScan::new(engine, folded, data);
+    let mut scan = FollowScan::new(engine, matcher.folded_literal(), data);
     let index = TextIndex::new_following(data, &mut scan)?;
-    let found = number_hits(&index, &scan.hits, lines_to_fill(query.max_chars));
-    respond(&index, query, Some(found))
+    let found = number_hits(&index, &scan.hits, needed);
+    Ok(Some((index, found)))
 }
 
 /// The matching lines of `first..=last` in an indexed text, numbered as far as a
@@ -359,7 +370,7 @@ impl Follower for FollowScan<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grep::{search, Matcher, MatcherSpec};
+    use crate::grep::{search, search_fresh, Matcher, MatcherSpec, Query};
 
     fn both(text: &[u8], matcher: &Matcher, pattern: &str) -> (Vec<u8>, Vec<u8>) {
         let query = Query {

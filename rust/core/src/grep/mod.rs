@@ -6,8 +6,9 @@
 //! - [`matcher`]: how a line is tested (literal, linear regex over the whole buffer,
 //!   or bounded backtracking line by line);
 //! - `fresh`: a search of text not indexed yet, following the indexing read;
-//! - [`format`]: the search itself, the visible-line windows, the numbered body and
-//!   the character budget, producing the reference's output byte for byte.
+//! - [`format`]: the numbered body and the character budget;
+//! - [`request`]: one grep or page request (scope, matching lines, visible windows),
+//!   producing the reference's output byte for byte.
 //!
 //! Text is UTF-8, or "WTF-8" when a Python `str` carried lone surrogates (each one
 //! encoded as its own 3-byte sequence). Every length that reaches the output is
@@ -18,13 +19,13 @@ pub mod format;
 mod fresh;
 pub mod index;
 pub mod matcher;
+pub mod request;
 #[cfg(any(fast_x86_64, fast_aarch64))]
 mod slice_vec;
 
-pub use format::{search, LineSpan, Query};
-pub use fresh::search_fresh;
 pub use index::TextIndex;
 pub use matcher::{BufferSearch, CharRun, Matcher, MatcherSpec};
+pub use request::{search, search_fresh, LineSpan, Query};
 
 use std::fmt;
 
