@@ -10,7 +10,8 @@ from _content_strategies import BLOCKS
 from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strands_offload.context_manager._measure import Measure, uses_base_heuristic
+from strands_offload._heuristic import uses_base_heuristic
+from strands_offload.context_manager._measure import Measure
 
 _Heuristic = HeuristicModel
 

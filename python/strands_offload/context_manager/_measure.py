@@ -13,30 +13,8 @@ from collections.abc import Iterable, Mapping
 from contextvars import ContextVar, Token
 from typing import Any
 
-from strands.models.model import Model
-
 from .. import _native
-from .._heuristic import json_tokens, text_tokens
-
-# Providers whose count_tokens hands over to the base heuristic unless native counting is enabled.
-_FALLS_BACK_UNLESS_NATIVE = {
-    ("strands.models.bedrock", "BedrockModel"),
-    ("strands.models.anthropic", "AnthropicModel"),
-}
-
-
-def uses_base_heuristic(model: object) -> bool:
-    """Whether ``model.count_tokens`` ends in the SDK's chars/4 heuristic for any input."""
-    method = getattr(type(model), "count_tokens", None)
-    if method is Model.count_tokens:
-        return True
-    for cls in type(model).__mro__:
-        if "count_tokens" in vars(cls):
-            if (cls.__module__, cls.__qualname__) not in _FALLS_BACK_UNLESS_NATIVE:
-                return False
-            config = getattr(model, "config", None)
-            return not (isinstance(config, Mapping) and config.get("use_native_token_count") is True)
-    return False
+from .._heuristic import json_tokens, text_tokens, uses_base_heuristic
 
 
 def _quarter(text: str) -> int:

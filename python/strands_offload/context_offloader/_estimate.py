@@ -1,8 +1,10 @@
 """Token estimates for a tool result, as the offload decision needs them.
 
 By default the plugin asks the agent's model, exactly like the reference. When
-the model keeps the SDK's base ``count_tokens`` (the chars/4 text and chars/2
-JSON heuristic), the same number is computed here without building a message.
+the model's ``count_tokens`` ends in the SDK's base heuristic (the chars/4 text
+and chars/2 JSON rule; :func:`strands_offload._heuristic.uses_base_heuristic`,
+the rule the context manager uses too), the same number is computed here without
+building a message.
 A JSON value's single-line length comes from the same native walk that writes
 the indented bytes the offload stores (:class:`JsonDumps`), so a value that is
 offloaded is walked once.
@@ -13,8 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from strands.models.model import Model
-
 from .. import _native
 from .._heuristic import json_tokens, text_tokens
 
@@ -23,11 +23,6 @@ if TYPE_CHECKING:
 
 # Exact counts above this many code points come from a counted sample, scaled.
 _EXACT_SAMPLE_CHARS = 262_144
-
-
-def uses_base_heuristic(model: object) -> bool:
-    """Whether ``model`` keeps the SDK's base ``count_tokens`` (no provider override)."""
-    return getattr(type(model), "count_tokens", None) is Model.count_tokens
 
 
 class JsonDumps:

@@ -38,7 +38,7 @@ from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
 from .. import _native, _seam
-from .._heuristic import CHARS_PER_TOKEN
+from .._heuristic import CHARS_PER_TOKEN, uses_base_heuristic
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
 from ..storage.storage import _NamespacedStorage, is_namespaced
@@ -469,7 +469,7 @@ class ContextOffloader(Plugin):
             if not _estimate.exceeds_exact(result, self._max_result_tokens, encoding):
                 return None
             return max(self._max_result_tokens + 1, _estimate.exact_tokens(result, encoding))
-        if _estimate.uses_base_heuristic(agent.model):
+        if uses_base_heuristic(agent.model):
             tokens = _estimate.heuristic_tokens(result, dumps)
         else:
             tokens = await agent.model.count_tokens([{"role": "user", "content": [{"toolResult": result}]}])
