@@ -161,12 +161,12 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
                 raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
             return build()
-        if isinstance(strategy, dict):
-            return ContextManager(**strategy)
-        raise ValueError(
-            f"Unsupported context_manager value: {strategy!r}. "
-            "Supported: 'auto', 'agentic', ContextManagerConfig dict, ContextManager instance, or False"
-        )
+        if not isinstance(strategy, dict):
+            raise ValueError(
+                f"Unsupported context_manager value: {strategy!r}. "
+                "Supported: 'auto', 'agentic', ContextManagerConfig dict, ContextManager instance, or False"
+            )
+        return ContextManager(**strategy)
 
     # ------------------------------------------------------------------ binding
 

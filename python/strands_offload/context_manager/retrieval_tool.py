@@ -26,13 +26,14 @@ if TYPE_CHECKING:
 
     from .stash import Stash
 
-logger = logging.getLogger(__name__)
-
 RETRIEVAL_TOOL_NAME = "retrieve_context"
 
-_DEFAULT_MAX_RESULT_TOKENS = 10_000
+# Answers are cut to this many tokens unless the caller asks for another budget.
+_ANSWER_TOKENS = 10_000
 _DEFAULT_CONTEXT_LINES = 5
 _MEDIA_KINDS = ("image", "document")
+
+logger = logging.getLogger(__name__)
 
 _DESCRIPTION = (
     "Fetch an original that the context manager moved out of the conversation.\n\n"
@@ -139,7 +140,7 @@ def create_retrieval_tool(
         max_result_tokens: Output budget in tokens (4 characters each); 10,000 by default.
         search: Also take ``query`` without ``reference`` and answer with the best references.
     """
-    max_chars = (max_result_tokens or _DEFAULT_MAX_RESULT_TOKENS) * CHARS_PER_TOKEN
+    max_chars = (max_result_tokens or _ANSWER_TOKENS) * CHARS_PER_TOKEN
     # None stands for an original that is not text (media, a bare number): it cannot be searched.
     indexes: IndexCache[TextIndex | None] = IndexCache(max_entries=16)
 
