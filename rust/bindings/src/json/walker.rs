@@ -452,21 +452,18 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     /// yields none under the pure-Python encoder.
     unsafe fn subclass_members(&mut self, obj: *mut ffi::PyObject) -> Walk<bool> {
         let fetch = |py| PyErr::fetch(py);
-        let (items, iter) = if self.pure_containers {
-            // `for key, value in obj.items()`, as the pure-Python encoder reads it.
-            let items = Owned::new(ffi::PyObject_CallMethodObjArgs(
+        // The pure-Python encoder iterates `obj.items()` itself; the C one lists it first.
+        let items = if self.pure_containers {
+            ffi::PyObject_CallMethodObjArgs(
                 obj,
                 pyo3::intern!(self.py, "items").as_ptr(),
                 std::ptr::null_mut::<ffi::PyObject>(),
-            ))
-            .ok_or_else(|| fetch(self.py))?;
-            let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
-            (items, iter)
+            )
         } else {
-            let items = Owned::new(ffi::PyMapping_Items(obj)).ok_or_else(|| fetch(self.py))?;
-            let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
-            (items, iter)
+            ffi::PyMapping_Items(obj)
         };
+        let items = Owned::new(items).ok_or_else(|| fetch(self.py))?;
+        let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
         let mut first = true;
         loop {
             let Some(item) = Owned::new(ffi::PyIter_Next(iter.0)) else {
@@ -479,7 +476,6 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                     }
                     self.w.begin_object();
                 }
-                drop(items);
                 return Ok(true);
             };
             let pair = if ffi::PyTuple_CheckExact(item.0) != 0 && ffi::PyTuple_Size(item.0) == 2 {
