@@ -11,6 +11,7 @@ import math
 import random
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -443,6 +444,53 @@ def test_recursion_limit_raised_far_still_does_not_crash() -> None:
             json_dumps(obj)
     finally:
         sys.setrecursionlimit(old)
+
+
+@pytest.mark.parametrize("stack_kib", [256, 1024, 8192])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_deep_nesting_on_a_small_thread_stack_raises(stack_kib: int, kind: str) -> None:
+    # The native walk recurses per container: with the recursion limit raised
+    # past what the thread's stack holds, it must stop on the stack's room
+    # (a RecursionError), not overflow it.
+    obj: Any = 0
+    for _ in range(20_000):
+        obj = {"k": obj} if kind == "dict" else [obj]
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            json_dumps(obj)
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - reported to the test thread
+            outcome.append(error)
+
+    old_limit = sys.getrecursionlimit()
+    old_size = threading.stack_size(stack_kib * 1024)
+    sys.setrecursionlimit(1_000_000)
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], RecursionError), outcome
+
+
+def test_shallow_nesting_on_a_small_thread_stack_is_written() -> None:
+    obj: Any = 0
+    for _ in range(60):
+        obj = {"k": [obj]}
+    written: list[str] = []
+    old_size = threading.stack_size(256 * 1024)
+    try:
+        worker = threading.Thread(target=lambda: written.append(json_dumps(obj)))
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_size)
+    assert written == [json.dumps(obj)]
 
 
 def test_items_must_return_pairs() -> None:

@@ -10,10 +10,16 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use super::objects::Owned;
+use super::stack_room;
 
 /// Nesting depth at which the walk gives up even if Python's recursion limit
-/// was raised further, so that the native stack can never overflow.
+/// was raised further.
 const MAX_DEPTH: usize = 10_000;
+
+/// From this depth on, each container entered first checks that the thread's
+/// native stack has room left (see [`stack_room`]); shallower documents never
+/// pay for the check.
+const CHECK_STACK_FROM: usize = 64;
 
 /// Up to this many open containers, the circular-reference check scans the
 /// path; deeper paths also keep a hash set.
@@ -53,7 +59,7 @@ pub(crate) struct Entered<'p> {
 
 impl OpenPath {
     /// Open `obj`: refuse a container already open (a cycle) and nesting past
-    /// Python's recursion limit (or [`MAX_DEPTH`]).
+    /// Python's recursion limit, [`MAX_DEPTH`] or the native stack's room.
     ///
     /// # Safety
     /// `obj` must be a live object and the GIL held until the guard drops.
@@ -77,7 +83,8 @@ impl OpenPath {
                 return Err(PyValueError::new_err("Circular reference detected"));
             }
         }
-        if stack.len() >= MAX_DEPTH {
+        let depth = stack.len();
+        if depth >= MAX_DEPTH || (depth >= CHECK_STACK_FROM && !stack_room::has_room()) {
             self.forget_deep(addr, stack.len());
             return Err(PyRecursionError::new_err(
                 "maximum recursion depth exceeded while encoding a JSON object",

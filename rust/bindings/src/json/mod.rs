@@ -15,6 +15,7 @@ mod bytes_out;
 mod errors;
 mod guard;
 mod objects;
+mod stack_room;
 mod text;
 mod walker;
 
