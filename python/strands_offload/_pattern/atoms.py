@@ -38,6 +38,16 @@ def python_set(prefix: str, atom: str, suffix: str = "") -> tuple[tuple[int, int
     return tuple((m.start(), m.end() - 1) for m in rx.finditer(all_chars()))
 
 
+def word_ranges() -> tuple[tuple[int, int], ...]:
+    r"""The code points ``\w`` matches in a Unicode ``str`` pattern, as this interpreter's ``re`` says.
+
+    The one definition of a word character in the package: the grep translator's ``\w`` and
+    ``\b``, and the keyword scorer's words (whose native tables for CPython 3.10-3.13 are this
+    answer computed ahead of time, pinned by a test on every Python).
+    """
+    return python_set("", r"\w")
+
+
 @functools.cache
 def _case_universe() -> tuple[tuple[int, ...], str, tuple[tuple[int, int], ...]]:
     """Code points that ``(?i)`` can relate to another code point.

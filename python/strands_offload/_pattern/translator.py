@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .atoms import Context, UntranslatablePattern, atom_set, global_context, python_set, scoped_context
+from .atoms import Context, UntranslatablePattern, atom_set, global_context, python_set, scoped_context, word_ranges
 from .budgets import EXPANSION_BUDGET, LARGE_COUNT, fit_repeat, within_budget
 from .ranges import REPLACEMENT, SURROGATES, Ranges, contains, overlap, searchable
 from .tree import (
@@ -160,7 +160,7 @@ class _Translator:
         return re.search(ctx[0] + r"\b" + ctx[1], "\u00e9") is not None
 
     def word_class(self, unicode: bool) -> str:
-        return _rust_class(searchable(list(python_set("" if unicode else "(?a)", r"\w"))))
+        return _rust_class(searchable(list(word_ranges() if unicode else python_set("(?a)", r"\w"))))
 
     def seq(self, items: Items, flags: int, ctx: Context) -> _Forms:
         parts = [self.node(op, av, flags, ctx) for op, av in items]

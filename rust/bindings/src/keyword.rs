@@ -34,6 +34,11 @@ impl WordTable {
         CoreWordTable::shipped_versions().collect()
     }
 
+    /// The table's sorted, inclusive `(low, high)` ranges.
+    fn ranges(&self) -> Vec<(u32, u32)> {
+        self.table.ranges().to_vec()
+    }
+
     fn is_word_char(&self, c: char) -> bool {
         self.table.is_word_char(c)
     }

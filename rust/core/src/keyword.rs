@@ -88,7 +88,9 @@ impl WordTable {
         })
     }
 
-    fn ranges(&self) -> &[(u32, u32)] {
+    /// The table's inclusive code-point ranges, sorted (code points under 0x80
+    /// are decided by the ASCII rule, whatever the ranges say).
+    pub fn ranges(&self) -> &[(u32, u32)] {
         match &self.ranges {
             Ranges::Shipped(ranges) => ranges,
             Ranges::Computed(ranges) => ranges,

@@ -206,15 +206,29 @@ def test_computed_word_table_equals_this_pythons_re() -> None:
     import sys
 
     from strands_offload._native import WordTable
-    from strands_offload.storage.search.keyword import _word_ranges_of_this_python
+    from strands_offload._pattern.atoms import word_ranges
 
-    computed = WordTable(_word_ranges_of_this_python())
+    computed = WordTable(list(word_ranges()))
     word = re.compile(r"\w")
     for code in range(sys.maxunicode + 1):
         if not 0xD800 <= code <= 0xDFFF:
             assert computed.is_word_char(chr(code)) == bool(word.match(chr(code))), hex(code)
     with pytest.raises(ValueError, match="not sorted"):
         WordTable([(5, 9), (9, 10)])
+
+
+def test_shipped_table_is_this_pythons_re() -> None:
+    r"""The built-in table is ``re``'s ``\w`` computed ahead of time: the same ranges above ASCII."""
+    import unicodedata
+
+    from strands_offload._native import WordTable
+    from strands_offload._pattern.atoms import word_ranges
+
+    shipped = WordTable.shipped(unicodedata.unidata_version)
+    if shipped is None:
+        pytest.skip(f"no shipped table for Unicode {unicodedata.unidata_version}")
+    asked = [(max(low, 0x80), high) for low, high in word_ranges() if high >= 0x80]
+    assert [(max(low, 0x80), high) for low, high in shipped.ranges() if high >= 0x80] == asked
 
 
 @pytest.mark.parametrize("letter", ["\U0001e290", "\U00011f04", "\U0002ebf0"])

@@ -14,7 +14,6 @@ import builtins
 import functools
 import logging
 import re
-import sys
 import unicodedata
 from typing import Any, Literal
 
@@ -66,34 +65,16 @@ def _word_table() -> WordTable:
     r"""Return the native word table of this interpreter's Unicode version (Python ``re`` ``\w``).
 
     The wheel ships the tables of CPython 3.10-3.13 (Unicode 13.0, 14.0, 15.0, 15.1). Another
-    interpreter's table is computed once, on first use, by asking its ``re`` about every code point
-    (a few hundred milliseconds).
+    interpreter's table is computed once, on first use, by asking its ``re`` about every code point.
     """
     version = unicodedata.unidata_version
     shipped = WordTable.shipped(version)
     if shipped is not None:
         return shipped
     logger.debug("unicode_version=<%s> | no shipped word table, computing one from re", version)
-    return WordTable(_word_ranges_of_this_python())
+    from ..._pattern.atoms import word_ranges
 
-
-def _word_ranges_of_this_python() -> list[tuple[int, int]]:
-    r"""Scan every code point with this interpreter's ``re`` and return the ``\w`` ranges."""
-    word = re.compile(r"\w")
-    ranges: list[tuple[int, int]] = []
-    low = high = -2
-    for code in range(0x80, sys.maxunicode + 1):
-        if 0xD800 <= code <= 0xDFFF or not word.match(chr(code)):
-            continue
-        if code == high + 1:
-            high = code
-            continue
-        if low >= 0:
-            ranges.append((low, high))
-        low = high = code
-    if low >= 0:
-        ranges.append((low, high))
-    return ranges
+    return WordTable(list(word_ranges()))
 
 
 def _key_stem(key: str) -> str:
