@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strands_offload import _native
 from strands_offload._accelerate import _json
-from strands_offload._accelerate._json import INDENT_DEPTH, dumps, dumps_len, is_plain, native_dumps, stand_in
+from strands_offload._accelerate._json import INDENT_DEPTH, dumps, dumps_len, native_dumps, stand_in
 
 
 class IterList(list):  # type: ignore[type-arg]
@@ -283,11 +284,26 @@ def test_indented_dumps_nested_deep_go_to_json() -> None:
     same_as_json(_nested(INDENT_DEPTH + 5, 1), indent="\t")
 
 
-def test_is_plain_accepts_exact_types_only() -> None:
-    assert is_plain({"a": [1, 2.5, None, True, ("t", "u")], "b": {"c": "d"}})
-    assert is_plain("text") and is_plain(None) and is_plain(3)
-    for value in (PlainList(), [Name("x")], {"a": Colour.RED}, [collections.OrderedDict()], [object()]):
-        assert not is_plain(value)
+def test_exact_types_are_answered_natively_and_a_subclass_anywhere_goes_to_json() -> None:
+    plain = {"a": [1, 2.5, None, True, ("t", "u")], "b": {"c": "d", 1: 2, 1.5: False, None: 0}}
+    for value in (plain, "text", None, 3):
+        assert native_dumps(value) == json.dumps(value)
+        assert native_dumps(value, 2) == json.dumps(value, indent=2)
+        assert dumps_len(value) == len(json.dumps(value))
+    for value in (
+        PlainList(),
+        [Name("x")],
+        {"a": Colour.RED},
+        [collections.OrderedDict()],
+        {Name("k"): 1},
+        {Colour.RED: 1},
+        [[[{"deep": (Name("y"),)}]]],
+        [object()],
+    ):
+        assert native_dumps(value) is None and native_dumps(value, 2) is None
+        assert dumps_len(value) is None
+    assert _native._json_dumps_exact([Name("x")]) is None
+    assert _native._json_dumps_len_exact({"k": [PlainList()]}) is None
 
 
 # ---------------------------------------------------------------------------- the module stand-in

@@ -5,8 +5,8 @@ The native writer matches ``json.dumps`` for the built-in types with the default
 
 * Subclasses: ``json`` iterates a list or tuple subclass through its ``__iter__`` and reads a dict
   subclass through its ``items()`` (and, in the indented encoder of Python 3.12 and older, its
-  ``__len__``). A value is answered natively only when ``marshal`` accepts it, because ``marshal``
-  accepts exact built-in types only: a graph it can write holds no subclass anywhere.
+  ``__len__``). The native walk runs in its exact-types mode here: the first value or key whose
+  type is not exactly a built-in one stops it, and ``json`` answers the whole call.
 * Nesting depth: ``json`` gives up with ``RecursionError`` at a depth that depends on the
   interpreter (Python frames per level in the indented encoder before 3.13, the C recursion
   budget elsewhere). The native walk runs a few Python frames and two interpreter entries deeper
@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import json.encoder
-import marshal
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 from .. import _native, _seam
 
-__all__ = ["INDENT_DEPTH", "dumps", "dumps_len", "is_plain", "native_dumps", "stand_in"]
+__all__ = ["INDENT_DEPTH", "dumps", "dumps_len", "native_dumps", "stand_in"]
 
 #: Indented dumps nested this deep or deeper are left to ``json`` (its budget there is Python frames).
 INDENT_DEPTH = 32
@@ -62,21 +61,6 @@ _JSON_DUMPS: Callable[..., str] | None = (
 )
 
 
-def is_plain(value: Any) -> bool:
-    """Whether ``value`` holds only exact built-in types (no subclass anywhere inside).
-
-    ``marshal`` writes exact built-in types only, in C, so it is the cheapest exact test.
-    """
-    cls = type(value)
-    if cls is str or cls is int or cls is float or cls is bool or value is None:
-        return True
-    try:
-        marshal.dumps(value)
-    except Exception:  # unmarshallable (a subclass, another type) or nested too deep
-        return False
-    return True
-
-
 def _descend(job: tuple[int, Callable[..., Any], tuple[Any, ...]]) -> Any:
     frames, function, args = job
     if frames:
@@ -98,8 +82,8 @@ def _deeper(frames: int, function: Callable[..., Any], *args: Any) -> Any:
     return next(map(_enter, ((frames, function, args),)))
 
 
-def _dump_indented(value: Any, indent: Any) -> str:
-    return _native.json_dumps(value, indent=indent)
+def _dump_indented(value: Any, indent: Any) -> str | None:
+    return _native._json_dumps_exact(value, indent=indent)
 
 
 def native_dumps(value: Any, indent: Any = None) -> str | None:
@@ -114,14 +98,14 @@ def native_dumps(value: Any, indent: Any = None) -> str | None:
         step = indent
     else:
         return None  # indent 0, "" or an unusual type: json's own rules
-    if not is_plain(value):
-        return None
     try:
         if step is None:
-            text: str = _deeper(_FRAMES_COMPACT, _native.json_dumps, value)
+            text: str | None = _deeper(_FRAMES_COMPACT, _native._json_dumps_exact, value)
         else:
             text = _deeper(_FRAMES_INDENT, _dump_indented, value, indent)
     except Exception:  # json raises its own error (or, past our budget, answers)
+        return None
+    if text is None:  # a subclass somewhere: json answers
         return None
     if step is not None and "\n" + step * INDENT_DEPTH in text:
         # Every newline is structural (ensure_ascii escapes them inside strings), so this finds
@@ -132,10 +116,10 @@ def native_dumps(value: Any, indent: Any = None) -> str | None:
 
 def dumps_len(value: Any) -> int | None:
     """``len(json.dumps(value))`` without building the text, or ``None`` when ``json`` must answer."""
-    if _JSON_DUMPS is None or json.dumps is not _JSON_DUMPS or not is_plain(value):
+    if _JSON_DUMPS is None or json.dumps is not _JSON_DUMPS:
         return None
     try:
-        length: int = _deeper(_FRAMES_COMPACT, _native.json_dumps_len, value)
+        length: int | None = _deeper(_FRAMES_COMPACT, _native._json_dumps_len_exact, value)
     except Exception:
         return None
     return length

@@ -61,13 +61,20 @@ fn walk<S: Sink>(
     obj: *mut ffi::PyObject,
     indent: Option<&Bound<'_, PyAny>>,
     sink: S,
+    exact_types_only: bool,
 ) -> PyResult<Option<Walked<S>>> {
     let Some(layout) = layout_for(indent)? else {
         return Ok(None);
     };
     let path = OpenPath::default();
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
-    let mut walker = Walker::new(py, JsonWriter::new(sink, layout), &path, indent_arg);
+    let mut walker = Walker::new(
+        py,
+        JsonWriter::new(sink, layout),
+        &path,
+        indent_arg,
+        exact_types_only,
+    );
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
     // A buffer that cannot grow unwinds out of the writer (see
     // `offload_core::alloc`); the walker's references are released on the way.
@@ -111,9 +118,43 @@ fn json_dumps<'py>(
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
+    match dumps_text(py, obj, indent, false)? {
+        Some(text) => Ok(text),
+        None => dumps_in_python(py, obj, indent),
+    }
+}
+
+/// `json_dumps(obj, indent=indent)` when every value and key in `obj` is of
+/// an exact built-in type, else None (a subclass anywhere, or a value only
+/// `json` writes): the caller then asks `json.dumps` itself. For the
+/// `json.dumps` stand-in, which must answer exactly as `json` does even
+/// where a subclass's own methods would be called.
+#[pyfunction]
+#[pyo3(signature = (obj, *, indent=None))]
+fn _json_dumps_exact<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    dumps_text(py, obj, indent, true)
+}
+
+/// `json_dumps_len(obj)` under the rule of [`_json_dumps_exact`].
+#[pyfunction]
+fn _json_dumps_len_exact(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    Ok(walk(py, obj.as_ptr(), None, LenSink::default(), true)?.map(|walked| walked.sink.len))
+}
+
+/// The text of a walk into the spare buffer, or None when `json` must write it.
+fn dumps_text<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    indent: Option<&Bound<'py, PyAny>>,
+    exact_types_only: bool,
+) -> PyResult<Option<Bound<'py, PyString>>> {
     let buffer = SPARE_BUFFER.with(|b| b.take());
-    let Some(walked) = walk(py, obj.as_ptr(), indent, buffer)? else {
-        return dumps_in_python(py, obj, indent);
+    let Some(walked) = walk(py, obj.as_ptr(), indent, buffer, exact_types_only)? else {
+        return Ok(None);
     };
     let mut out = walked.sink;
     let text = text_from_buffer(py, &out);
@@ -121,7 +162,7 @@ fn json_dumps<'py>(
         out.clear();
         SPARE_BUFFER.with(|b| b.replace(out));
     }
-    text
+    text.map(Some)
 }
 
 /// `json_dumps(obj, indent=indent).encode("utf-8")`, written straight into
@@ -166,7 +207,7 @@ fn dumps_utf8_measured<'py>(
     let mut out = BytesOut::new(py)?;
     offload_core::alloc::catch_out_of_memory(|| out.raw(prefix))
         .map_err(crate::errors::memory_error)?;
-    match walk(py, obj.as_ptr(), indent, out)? {
+    match walk(py, obj.as_ptr(), indent, out, false)? {
         Some(walked) => {
             let compact = match (measure, walked.compact_len) {
                 (false, _) => None,
@@ -233,7 +274,7 @@ fn json_dumps_len(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// # Safety
 /// `obj` must be a live object and the GIL held for the whole call.
 pub(crate) unsafe fn compact_len(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<usize> {
-    match walk(py, obj, None, LenSink::default())? {
+    match walk(py, obj, None, LenSink::default(), false)? {
         Some(walked) => Ok(walked.sink.len),
         None => {
             let obj = Bound::from_borrowed_ptr(py, obj);
@@ -261,6 +302,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     objects::init(m.py());
     m.add_function(wrap_pyfunction!(json_dumps, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_len, m)?)?;
+    m.add_function(wrap_pyfunction!(_json_dumps_exact, m)?)?;
+    m.add_function(wrap_pyfunction!(_json_dumps_len_exact, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_utf8_with_len, m)?)?;
     m.add_function(wrap_pyfunction!(_json_reads_str_in_place, m)?)?;

@@ -59,6 +59,9 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     /// than the C encoder would (its truth value against its size, a pair
     /// that is not a 2-tuple): the compact text then differs in more than layout.
     pub(crate) layout_dependent: bool,
+    /// Whether any value or key not of an exact built-in type stops the walk
+    /// with [`WalkError::HandToJson`] (see `_json_dumps_exact`).
+    exact_types_only: bool,
     /// Finished texts of `str` keys met before, by address. The walk holds a
     /// reference to every key while it is cached, so its address cannot be
     /// reused by another string, whatever Python code runs meanwhile
@@ -72,10 +75,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         w: JsonWriter<S>,
         path: &'p OpenPath,
         indent_arg: Option<Bound<'py, PyAny>>,
+        exact_types_only: bool,
     ) -> Self {
         let pure_containers = indent_arg.is_some() && py.version_info() < (3, 13);
         Walker {
             pure_containers,
+            exact_types_only,
             layout_dependent: false,
             py,
             w,
@@ -118,6 +123,9 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
         if tp == &raw mut ffi::PyTuple_Type {
             return self.array(Tuple::new(obj));
+        }
+        if self.exact_types_only {
+            return Err(WalkError::HandToJson);
         }
         // Subclasses, in the order `json` tests them.
         if ffi::PyUnicode_Check(obj) != 0 {
@@ -199,6 +207,9 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
             return self.exact_str_key(key);
+        }
+        if self.exact_types_only && !exact_scalar(key) {
+            return Err(WalkError::HandToJson);
         }
         if ffi::PyUnicode_Check(key) != 0 {
             self.string(key)?;
@@ -533,4 +544,17 @@ impl Drop for HeldKeys {
             unsafe { ffi::Py_DecRef(addr as *mut ffi::PyObject) }
         }
     }
+}
+
+/// Whether `obj` is an int, float, bool or None of the exact built-in type
+/// (the key types other than `str`).
+///
+/// # Safety
+/// `obj` must be a live object.
+unsafe fn exact_scalar(obj: *mut ffi::PyObject) -> bool {
+    let tp = ffi::Py_TYPE(obj);
+    tp == &raw mut ffi::PyLong_Type
+        || tp == &raw mut ffi::PyFloat_Type
+        || tp == &raw mut ffi::PyBool_Type
+        || obj == ffi::Py_None()
 }
