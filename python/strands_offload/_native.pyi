@@ -36,6 +36,8 @@ __all__ += [
     "json_dumps_len",
     "json_dumps_utf8",
     "json_dumps_utf8_with_len",
+    "_json_dumps_exact",
+    "_json_dumps_len_exact",
     "_json_reads_str_in_place",
     "_json_reads_items_in_place",
 ]
@@ -51,6 +53,12 @@ def json_dumps_utf8(obj: object, *, indent: int | str | None = None) -> bytes:
 
 def json_dumps_utf8_with_len(obj: object, *, indent: int | str | None = None, prefix: bytes = b"") -> tuple[bytes, int]:
     """``(prefix + json_dumps_utf8(obj, indent=indent), json_dumps_len(obj))`` from one walk of ``obj``."""
+
+def _json_dumps_exact(obj: object, *, indent: int | str | None = None) -> str | None:
+    """``json_dumps`` when every value and key is of an exact built-in type, else ``None`` (``json`` answers)."""
+
+def _json_dumps_len_exact(obj: object) -> int | None:
+    """``json_dumps_len`` under the rule of ``_json_dumps_exact``."""
 
 def _fast_paths() -> str:
     """Vector fast paths compiled in: ``"x86_64"``, ``"aarch64"`` or ``"portable"``."""
@@ -85,6 +93,7 @@ __all__ += [
     "count_tokens_batch",
     "decode",
     "encode",
+    "joined_head_end",
     "preview_bounds",
 ]
 
@@ -104,6 +113,8 @@ def preview_bounds(
     head_share: float = 0.6,
     count: bool = False,
 ) -> tuple[int, int, int, int | None]: ...
+def joined_head_end(parts: list[str | memoryview], tokens: int, *, encoding: str) -> int:
+    r"""``preview_bounds("\n".join(parts), tokens, encoding=encoding)[0]`` without joining the parts."""
 
 # grep
 __all__ += ["Matcher", "TextIndex", "search", "search_bytes"]
@@ -176,6 +187,7 @@ class WordTable:
     def shipped(unicode_version: str) -> WordTable | None: ...
     @staticmethod
     def shipped_versions() -> list[str]: ...
+    def ranges(self) -> list[tuple[int, int]]: ...
     def is_word_char(self, c: str) -> bool: ...
     def __len__(self) -> int: ...
 

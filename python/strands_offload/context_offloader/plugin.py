@@ -670,13 +670,8 @@ class ContextOffloader(Plugin):
         encoding = self._encoding(agent)
         if encoding is None:
             return _joined_prefix(parts, self._preview_tokens * CHARS_PER_TOKEN)
-        budget = self._preview_tokens * 16
-        while True:
-            prefix = _joined_prefix(parts, budget)
-            cut = _native.preview_bounds(prefix, self._preview_tokens, mode="head", encoding=encoding)[0]
-            if cut < len(prefix) or len(prefix) < budget:
-                return prefix[:cut]
-            budget *= 4
+        # The core reads windows of the joined parts as far as the cut needs.
+        return _joined_prefix(parts, _native.joined_head_end(parts, self._preview_tokens, encoding=encoding))
 
     def _guidance(self) -> str:
         lines = [

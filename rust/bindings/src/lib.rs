@@ -8,6 +8,7 @@ mod errors;
 mod fallible;
 mod grep;
 mod heuristic;
+mod joined;
 mod json;
 mod jsonpath;
 mod keyword;
@@ -31,5 +32,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     heuristic::register(m)?;
     keyword::register(m)?;
     jsonpath::register(m)?;
+    joined::register(m)?;
     Ok(())
 }

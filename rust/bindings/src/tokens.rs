@@ -23,7 +23,7 @@ fn parse_encoding(name: &str) -> PyResult<Encoding> {
     name.parse::<Encoding>().map_err(token_err)
 }
 
-fn parse_bpe(name: &str) -> PyResult<Bpe> {
+pub(crate) fn parse_bpe(name: &str) -> PyResult<Bpe> {
     name.parse::<Bpe>().map_err(token_err)
 }
 
@@ -88,7 +88,7 @@ impl PyText {
 }
 
 /// One window of a [`PyText`], as owned UTF-8 (repaired if it held surrogates).
-enum PyWindow {
+pub(crate) enum PyWindow {
     Plain(String),
     Repaired(Repaired),
 }
@@ -132,19 +132,24 @@ impl preview::TextSource for PyText {
                 )?
                 .cast_into_unchecked::<PyString>()
             };
-            Ok(match utf8(&window)? {
-                Utf8::Borrowed(s) => {
-                    let mut owned = String::new();
-                    if owned.try_reserve_exact(s.len()).is_err() {
-                        offload_core::alloc::out_of_memory(s.len());
-                    }
-                    owned.push_str(s);
-                    PyWindow::Plain(owned)
-                }
-                Utf8::Repaired(r) => PyWindow::Repaired(r),
-            })
+            owned_window(&window)
         })
     }
+}
+
+/// A window's text as owned UTF-8, repaired if it holds surrogates.
+pub(crate) fn owned_window(window: &Bound<'_, PyString>) -> PyResult<PyWindow> {
+    Ok(match utf8(window)? {
+        Utf8::Borrowed(s) => {
+            let mut owned = String::new();
+            if owned.try_reserve_exact(s.len()).is_err() {
+                offload_core::alloc::out_of_memory(s.len());
+            }
+            owned.push_str(s);
+            PyWindow::Plain(owned)
+        }
+        Utf8::Repaired(r) => PyWindow::Repaired(r),
+    })
 }
 
 /// Counts the tokens of `text`.
