@@ -1,6 +1,6 @@
 """Hypothesis strategies for message content: every block kind the SDK's token heuristic reads.
 
-Shared by the tests that compare a native count with the SDK's own (``_measure``, ``HeuristicTally``).
+Shared by the tests that compare a native count with the SDK's own (``_measure``, ``BlockMeter``).
 Besides well-formed blocks they draw the odd shapes a counter must survive: a tool result without
 content, redacted reasoning, guard content without text, citations without content, an empty block.
 """

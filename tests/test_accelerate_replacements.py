@@ -19,7 +19,6 @@ import strands.vended_plugins.context_offloader.search as sdk_search
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strands_offload._accelerate._replacements import make_encode, make_estimate, make_search
-from strands_offload.context_manager._measure import heuristic_block
 from test_accelerate_json import ItemsDict, IterList, Name, json_values, plain_json
 
 ORIGINAL_SEARCH: Callable[..., str] = sdk_search._search_content
@@ -33,7 +32,6 @@ estimate = make_estimate(
     sdk_model._count_content_block_tokens,
     sdk_model._heuristic_estimate_text,
     sdk_model._heuristic_estimate_json,
-    heuristic_block,
 )
 
 

@@ -17,6 +17,7 @@ from _token_samples import ENCODINGS, FRAGMENTS, HYP, STDLIB, texts
 from hypothesis import given
 from hypothesis import strategies as st
 from strands_offload import _native
+from strands_offload._native import token_counter
 
 # Texts the cut rules could get wrong: whitespace runs before digits and letters, newlines
 # before '/' and spaces, contractions, digit runs, CJK and its punctuation, surrogates.
@@ -65,7 +66,7 @@ def test_every_kind_in_parts(tiktoken_encodings: dict[str, Any], name: str, kind
     text = KINDS[kind]
     expected = len(tiktoken_encodings[name].encode_ordinary(text))
     for parts in (2, 3, 5, 8, 13, 32):
-        assert _native._count_tokens_in_parts(text, name, parts) == expected, parts
+        assert _native._count_tokens_in_parts(text, token_counter(name), parts) == expected, parts
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -86,14 +87,16 @@ def test_cuts_forced_onto_tricky_spots(tiktoken_encodings: dict[str, Any], name:
         text = "abc" * 20 + "d" * (shift + 8) + tricky + "e" * (8 - shift) + "fgh" * 20
         expected = len(enc.encode_ordinary(text))
         for parts in (2, 3, 4):
-            assert _native._count_tokens_in_parts(text, name, parts) == expected, (shift, parts)
+            assert _native._count_tokens_in_parts(text, token_counter(name), parts) == expected, (shift, parts)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
 @HYP
 @given(text=texts, parts=st.integers(min_value=1, max_value=12))
 def test_generated_text_in_parts(tiktoken_encodings: dict[str, Any], name: str, text: str, parts: int) -> None:
-    assert _native._count_tokens_in_parts(text, name, parts) == len(tiktoken_encodings[name].encode_ordinary(text))
+    assert _native._count_tokens_in_parts(text, token_counter(name), parts) == len(
+        tiktoken_encodings[name].encode_ordinary(text)
+    )
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -101,7 +104,9 @@ def test_generated_text_in_parts(tiktoken_encodings: dict[str, Any], name: str, 
 @given(parts=st.lists(st.sampled_from(FRAGMENTS + TRICKY), min_size=1, max_size=60), cuts=st.integers(2, 40))
 def test_fragment_soup_in_parts(tiktoken_encodings: dict[str, Any], name: str, parts: list[str], cuts: int) -> None:
     text = "".join(parts) * 3
-    assert _native._count_tokens_in_parts(text, name, cuts) == len(tiktoken_encodings[name].encode_ordinary(text))
+    assert _native._count_tokens_in_parts(text, token_counter(name), cuts) == len(
+        tiktoken_encodings[name].encode_ordinary(text)
+    )
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

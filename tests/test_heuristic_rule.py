@@ -76,8 +76,7 @@ def test_the_rule_matches_what_each_provider_counts_with(
 
 def test_offloader_and_context_manager_share_the_rule() -> None:
     from strands_offload.context_manager import _measure
-    from strands_offload.context_offloader import _estimate, plugin
+    from strands_offload.context_offloader import plugin
 
     assert _measure.uses_base_heuristic is uses_base_heuristic
     assert plugin.uses_base_heuristic is uses_base_heuristic
-    assert not hasattr(_estimate, "uses_base_heuristic")

@@ -9,6 +9,7 @@ from _token_samples import ENCODINGS, texts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strands_offload import _native, preview_bounds
+from strands_offload._native import token_counter
 
 HYP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -32,8 +33,8 @@ def _joined(parts: list[str | memoryview]) -> str:
 @HYP
 @given(parts=_parts, tokens=st.integers(0, 60), encoding=st.sampled_from(ENCODINGS))
 def test_equals_the_cut_of_the_joined_text(parts: list[str | memoryview], tokens: int, encoding: str) -> None:
-    expected = preview_bounds(_joined(parts), tokens, mode="head", encoding=encoding)[0]
-    assert _native.joined_head_end(parts, tokens, encoding=encoding) == expected
+    expected = preview_bounds(_joined(parts), tokens, mode="head", encoding=token_counter(encoding))[0]
+    assert _native.joined_head_end(parts, tokens, encoding=token_counter(encoding)) == expected
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -45,8 +46,8 @@ def test_long_parts_are_read_in_windows_and_cut_like_the_whole(encoding: str) ->
         "last block",
     ]
     for tokens in (0, 1, 7, 300, 10**6):
-        expected = preview_bounds(_joined(parts), tokens, mode="head", encoding=encoding)[0]
-        assert _native.joined_head_end(parts, tokens, encoding=encoding) == expected
+        expected = preview_bounds(_joined(parts), tokens, mode="head", encoding=token_counter(encoding))[0]
+        assert _native.joined_head_end(parts, tokens, encoding=token_counter(encoding)) == expected
 
 
 @pytest.mark.parametrize(
@@ -62,19 +63,19 @@ def test_long_parts_are_read_in_windows_and_cut_like_the_whole(encoding: str) ->
 def test_a_run_longer_than_the_first_window_is_cut_as_a_whole(
     text: str, tokens: int, encoding: str, expected: int
 ) -> None:
-    assert preview_bounds(text, tokens, mode="head", encoding=encoding)[0] == expected
-    assert _native.joined_head_end([text], tokens, encoding=encoding) == expected
+    assert preview_bounds(text, tokens, mode="head", encoding=token_counter(encoding))[0] == expected
+    assert _native.joined_head_end([text], tokens, encoding=token_counter(encoding)) == expected
 
 
 def test_everything_fits_gives_the_joined_length() -> None:
     parts: list[str | memoryview] = ["one", memoryview(b"[1, 2]"), "three"]
-    assert _native.joined_head_end(parts, 1000, encoding="cl100k_base") == len("one\n[1, 2]\nthree")
+    assert _native.joined_head_end(parts, 1000, encoding=token_counter("cl100k_base")) == len("one\n[1, 2]\nthree")
 
 
 def test_other_part_types_and_non_ascii_json_are_refused() -> None:
     with pytest.raises(TypeError, match="parts must be str or memoryview, got bytes at index 1"):
-        _native.joined_head_end(["a", b"b"], 3, encoding="cl100k_base")
+        _native.joined_head_end(["a", b"b"], 3, encoding=token_counter("cl100k_base"))
     with pytest.raises(UnicodeDecodeError):
-        _native.joined_head_end([memoryview("é".encode())], 0, encoding="cl100k_base")
+        _native.joined_head_end([memoryview("é".encode())], 0, encoding=token_counter("cl100k_base"))
     with pytest.raises(ValueError, match="heuristic"):
-        _native.joined_head_end(["a"], 3, encoding="heuristic")
+        _native.joined_head_end(["a"], 3, encoding=token_counter("heuristic"))

@@ -87,7 +87,7 @@ def test_encode_of_a_large_text_raises_memory_error() -> None:
         """
         text = "token " * (16 << 20)
         capped(120)
-        report(lambda: _native.encode(text))
+        report(lambda: _native.encode(text, _native.token_counter("cl100k_base")))
         """
     )
     assert got == "MemoryError"
@@ -98,8 +98,9 @@ def test_the_same_calls_succeed_with_room() -> None:
     got = run_capped(
         """
         doc = ["\\x01" * 1000]
+        counter = _native.token_counter("cl100k_base")
         capped(400)
-        report(lambda: (json_dumps(doc), _native.json_dumps_utf8(doc), _native.encode("token " * 1000),
+        report(lambda: (json_dumps(doc), _native.json_dumps_utf8(doc), _native.encode("token " * 1000, counter),
                         search_content("ab\\n" * 1000, pattern="a", max_chars=2**62)))
         """
     )

@@ -8,8 +8,12 @@ rule once too (``offload_core::tokens::heuristic_count``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from strands.models.model import Model
+
+from . import _native, _seam
+from ._native import TokenCounter, token_counter
 
 CHARS_PER_TOKEN = 4
 JSON_CHARS_PER_TOKEN = 2
@@ -53,3 +57,61 @@ def uses_base_heuristic(model: object) -> bool:
             config = getattr(model, "config", None)
             return not (isinstance(config, Mapping) and config.get("use_native_token_count") is True)
     return False
+
+
+# OpenAI model families by model id prefix, and the tiktoken encoding each uses.
+_OPENAI_ENCODINGS = (
+    (("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o"), "o200k_base"),
+    (("gpt-4", "gpt-3.5"), "cl100k_base"),
+)
+
+
+def counter_for(tokenizer: str | None, model: object) -> TokenCounter | None:
+    """The token counter a ``tokenizer=`` setting means for ``model``, or None for the model's own counting.
+
+    ``"auto"`` picks the encoding of an OpenAI model (strands' ``OpenAIModel`` with a model id of a
+    known family) and means None for any other model; the offloader and the context manager both
+    decide here.
+    """
+    if tokenizer is None:
+        return None
+    if tokenizer != "auto":
+        return token_counter(tokenizer)
+    try:
+        from strands.models.openai import OpenAIModel
+    except ImportError:  # the openai extra is not installed
+        return None
+    if not isinstance(model, OpenAIModel):
+        return None
+    config = model.get_config()
+    model_id = str(config.get("model_id", "") if isinstance(config, dict) else "").lower()
+    for prefixes, encoding in _OPENAI_ENCODINGS:
+        if model_id.startswith(prefixes):
+            return token_counter(encoding)
+    return None
+
+
+def sdk_walk_tokens(block: Any, counter: TokenCounter) -> int:
+    """Tokens of a content block by the SDK's own block walk, measured by ``counter``.
+
+    For the shapes the native meter leaves alone (subclasses, texts that are not ``str``): the
+    SDK's walk decides what is counted and raises what it raises; the heuristic counter measures
+    with the SDK's own text and JSON estimates, an exact one with BPE tokens of the text and of the
+    single-line JSON (0 for a value ``json.dumps`` rejects).
+    """
+    walk = _seam.accelerate_fallback("_count_content_block_tokens")
+    if not counter.exact:
+        text_estimate = _seam.accelerate_fallback("_heuristic_estimate_text")
+        json_estimate = _seam.accelerate_fallback("_heuristic_estimate_json")
+        return int(walk(block, text_estimate, json_estimate))
+
+    def text_tokens(text: str) -> int:
+        return _native.count_tokens(text, counter)
+
+    def json_tokens(value: Any) -> int:
+        try:
+            return _native.count_tokens(_native.json_dumps(value), counter)
+        except (TypeError, ValueError):
+            return 0
+
+    return int(walk(block, text_tokens, json_tokens))

@@ -69,25 +69,32 @@ def _json_reads_str_in_place() -> bool:
 def _json_reads_items_in_place() -> bool:
     """Whether list and tuple items are read from the objects (layout probed at import)."""
 
-# the SDK's token heuristic over messages
-__all__ += ["HeuristicTally"]
+# the block meter
+__all__ += ["BlockMeter"]
 
 @final
-class HeuristicTally:
-    """Counts of message blocks by the SDK's base heuristic, remembered per block carrying JSON.
+class BlockMeter:
+    """Measures message blocks and tool results with one counter (heuristic or exact BPE).
 
-    Methods return ``None`` when a message or block has a shape left to the Python heuristic.
+    Block counts of blocks carrying JSON, and the stored form of tool-result JSON values, are
+    remembered by identity until :meth:`clear`. Methods return ``None`` when a message, block or
+    item has a shape left to the SDK's own walk.
     """
 
-    def __new__(cls) -> HeuristicTally: ...
+    def __new__(cls, counter: TokenCounter, *, prefix: bytes = b"") -> BlockMeter: ...
+    @property
+    def prefix(self) -> bytes: ...
     def block(self, block: object) -> int | None: ...
     def messages(self, messages: object) -> int | None: ...
     def over(self, messages: object, floor: int) -> list[int] | None: ...
+    def result(self, content: object, *, limit: int | None = None, sample: int | None = None) -> int | None: ...
+    def stored(self, value: object) -> bytes: ...
     def clear(self) -> None: ...
     def __len__(self) -> int: ...
 
 # tokens
 __all__ += [
+    "TokenCounter",
     "_count_tokens_in_parts",
     "count_tokens",
     "count_tokens_batch",
@@ -95,26 +102,39 @@ __all__ += [
     "encode",
     "joined_head_end",
     "preview_bounds",
+    "token_counter",
 ]
 
-def count_tokens(text: str, encoding: str = "cl100k_base", *, limit: int | None = None) -> int: ...
-def count_tokens_batch(texts: Iterable[str], encoding: str = "cl100k_base") -> list[int]: ...
-def _count_tokens_in_parts(text: str, encoding: str, parts: int) -> int:
+@final
+class TokenCounter:
+    """How tokens are counted: an exact BPE vocabulary or the chars/4 heuristic (one shared object per name)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def exact(self) -> bool: ...
+
+def token_counter(name: str) -> TokenCounter:
+    """The shared counter of ``"cl100k_base"``, ``"o200k_base"`` or ``"heuristic"``; ``ValueError`` otherwise."""
+
+def count_tokens(text: str, encoding: TokenCounter, *, limit: int | None = None) -> int: ...
+def count_tokens_batch(texts: Iterable[str], encoding: TokenCounter) -> list[int]: ...
+def _count_tokens_in_parts(text: str, encoding: TokenCounter, parts: int) -> int:
     """Exact count with ``text`` cut into about ``parts`` parts on their own threads (tests only)."""
 
-def encode(text: str, encoding: str = "cl100k_base") -> list[int]: ...
-def decode(tokens: Sequence[int], encoding: str = "cl100k_base") -> str: ...
+def encode(text: str, encoding: TokenCounter) -> list[int]: ...
+def decode(tokens: Sequence[int], encoding: TokenCounter) -> str: ...
 def preview_bounds(
     text: str,
     tokens: int,
     *,
-    mode: str = "head",
-    encoding: str = "heuristic",
-    head_share: float = 0.6,
-    count: bool = False,
+    mode: str,
+    encoding: TokenCounter,
+    head_share: float,
+    count: bool,
 ) -> tuple[int, int, int, int | None]: ...
-def joined_head_end(parts: list[str | memoryview], tokens: int, *, encoding: str) -> int:
-    r"""``preview_bounds("\n".join(parts), tokens, encoding=encoding)[0]`` without joining the parts."""
+def joined_head_end(parts: list[str | memoryview], tokens: int, *, encoding: TokenCounter) -> int:
+    r"""``preview_bounds("\n".join(parts), tokens, ...)[0]`` without joining the parts."""
 
 # grep
 __all__ += ["Matcher", "TextIndex", "search", "search_bytes"]

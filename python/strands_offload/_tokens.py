@@ -27,28 +27,91 @@ and previews are slices of it, so surrogates come back unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
 from . import _native
+from ._native import TokenCounter, token_counter
 
 PreviewMode = Literal["head", "tail", "head_tail"]
 
 __all__ = [
     "Preview",
     "PreviewMode",
+    "TokenCounter",
     "count_tokens",
     "count_tokens_batch",
     "decode",
     "encode",
     "preview",
     "preview_bounds",
+    "token_counter",
 ]
 
-count_tokens = _native.count_tokens
-count_tokens_batch = _native.count_tokens_batch
-encode = _native.encode
-decode = _native.decode
-preview_bounds = _native.preview_bounds
+
+# The public functions take encoding names and resolve each into its shared counter object
+# (token_counter); the package's own code resolves a name once, when it is configured, and passes
+# the counter on, which resolving leaves as it is.
+
+
+def resolve(encoding: str | TokenCounter) -> TokenCounter:
+    """The shared counter of an encoding name; a counter is returned as it is."""
+    return encoding if isinstance(encoding, TokenCounter) else token_counter(encoding)
+
+
+def count_tokens(text: str, encoding: str | TokenCounter = "cl100k_base", *, limit: int | None = None) -> int:
+    """Counts the tokens of ``text``.
+
+    ``encoding`` is ``"cl100k_base"`` (default) or ``"o200k_base"`` for exact counts equal to
+    tiktoken's ``encode_ordinary``, or ``"heuristic"`` for ceil(code points / 4). With ``limit``,
+    counting stops once the count passes it and ``limit + 1`` is returned, so the cost follows the
+    limit, not the text. Lone surrogates count as tiktoken counts them (as U+FFFD; a high+low pair
+    as the character it encodes); the heuristic counts code points as ``len()`` does.
+    """
+    return _native.count_tokens(text, resolve(encoding), limit=limit)
+
+
+def count_tokens_batch(texts: Iterable[str], encoding: str | TokenCounter = "cl100k_base") -> list[int]:
+    """Counts the tokens of every text of an iterable, in parallel with the GIL released."""
+    return _native.count_tokens_batch(texts, resolve(encoding))
+
+
+def encode(text: str, encoding: str | TokenCounter = "cl100k_base") -> list[int]:
+    """Token ids of ``text``, the same as tiktoken's ``encode_ordinary`` (special tokens are plain text).
+
+    ``encoding`` is ``"cl100k_base"`` (default) or ``"o200k_base"``.
+    """
+    return _native.encode(text, resolve(encoding))
+
+
+def decode(tokens: Sequence[int], encoding: str | TokenCounter = "cl100k_base") -> str:
+    """Text of token ids, like tiktoken's ``decode``.
+
+    Byte sequences that are not valid UTF-8 become U+FFFD as ``bytes.decode(errors="replace")``
+    does; special token ids decode to their names; an unknown id raises ``KeyError``.
+    """
+    return _native.decode(tokens, resolve(encoding))
+
+
+def preview_bounds(
+    text: str,
+    tokens: int,
+    *,
+    mode: str = "head",
+    encoding: str | TokenCounter = "heuristic",
+    head_share: float = 0.6,
+    count: bool = False,
+) -> tuple[int, int, int, int | None]:
+    """Preview cut points, in code points of the original string (see :func:`preview`).
+
+    Returns ``(head_end, tail_start, total, token_count)``: keep ``text[:head_end]`` and
+    ``text[tail_start:]``; ``head_end == tail_start == total`` means the text fits whole.
+    ``token_count`` is the heuristic count for ``"heuristic"``, the exact count when ``count`` is
+    true, else ``None``.
+    """
+    return _native.preview_bounds(
+        text, tokens, mode=mode, encoding=resolve(encoding), head_share=head_share, count=count
+    )
 
 
 class Preview(NamedTuple):
@@ -90,7 +153,7 @@ def preview(
     tokens: int,
     *,
     mode: PreviewMode = "head",
-    encoding: str = "heuristic",
+    encoding: str | TokenCounter = "heuristic",
     head_share: float = 0.6,
     count: bool = False,
 ) -> Preview:
@@ -121,7 +184,7 @@ def preview(
     if isinstance(tokens, int) and tokens > _MAX_NATIVE_TOKENS:
         # The core takes a 64-bit budget; any larger one keeps every text whole, as this one does.
         tokens = _MAX_NATIVE_TOKENS
-    head_end, tail_start, total, token_count = _native.preview_bounds(
+    head_end, tail_start, total, token_count = preview_bounds(
         text, tokens, mode=mode, encoding=encoding, head_share=head_share, count=count
     )
     tail = text[tail_start:] if tail_start < total else ""

@@ -11,6 +11,7 @@ from _models import HeuristicModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strands_offload._heuristic import uses_base_heuristic
+from strands_offload._native import token_counter
 from strands_offload.context_manager._measure import Measure
 
 _Heuristic = HeuristicModel
@@ -75,7 +76,7 @@ def test_exact_block_counts_are_bpe(encoding: str) -> None:
         }
     }
     expected = count_tokens("héllo wörld", encoding) + count_tokens(json_dumps({"a": [1, 2.5]}), encoding)
-    assert asyncio.run(Measure(_Heuristic(), encoding).block("user", block)) == expected
+    assert asyncio.run(Measure(_Heuristic(), token_counter(encoding)).block("user", block)) == expected
 
 
 def _tool_result(chars: int) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def test_messages_holding_blocks_above_a_floor_come_from_one_native_pass() -> No
     assert Measure(_Heuristic()).holding_more_than(messages, 1500) == [1, 2]
     assert Measure(_Heuristic()).holding_more_than(messages, 10_000) == []
     # No native answer with an exact encoding, a model counting its own way, or an unusual shape.
-    assert Measure(_Heuristic(), "cl100k_base").holding_more_than(messages, 1500) is None
+    assert Measure(_Heuristic(), token_counter("cl100k_base")).holding_more_than(messages, 1500) is None
     assert Measure(_Own()).holding_more_than(messages, 1500) is None
     assert Measure(_Heuristic()).holding_more_than([{"role": "user", "content": ("x",)}], 0) is None
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 from _agent_harness import run
+from strands_offload._heuristic import counter_for
+from strands_offload._native import token_counter
 from strands_offload.context_offloader import ContextOffloader
-from strands_offload.context_offloader.plugin import _encoding_for_model
 from strands_offload.demo.scripted_model import ScriptedModel
 
 openai_module = pytest.importorskip("strands.models.openai", reason="needs the openai package")
@@ -20,6 +21,8 @@ TEXT = "\n".join(f"event {i}: user_{i % 17} logged in from 10.0.{i % 255}.{i % 7
     [
         ("gpt-4o-mini", "o200k_base"),
         ("gpt-4.1", "o200k_base"),
+        ("gpt-4.5-preview", "o200k_base"),
+        ("GPT-5", "o200k_base"),
         ("gpt-4-turbo", "cl100k_base"),
         ("gpt-3.5-turbo", "cl100k_base"),
         ("my-local-llama", None),
@@ -27,11 +30,15 @@ TEXT = "\n".join(f"event {i}: user_{i % 17} logged in from 10.0.{i % 255}.{i % 7
 )
 def test_encoding_follows_the_openai_model_id(model_id: str, encoding: str | None) -> None:
     model = openai_module.OpenAIModel(client_args={"api_key": "unused"}, model_id=model_id)
-    assert _encoding_for_model(model) == encoding
+    # One rule for the offloader and the context manager (both resolve tokenizer= here).
+    counter = counter_for("auto", model)
+    assert (counter.name if counter is not None else None) == encoding
+    assert counter_for("cl100k_base", model) is counter_for("cl100k_base", None) is token_counter("cl100k_base")
+    assert counter_for(None, model) is None
 
 
 def test_non_openai_model_has_no_encoding() -> None:
-    assert _encoding_for_model(ScriptedModel(lambda _m: None)) is None  # type: ignore[arg-type,return-value]
+    assert counter_for("auto", ScriptedModel(lambda _m: None)) is None
 
 
 def test_auto_counts_exactly_for_an_openai_model(tiktoken_offline: Any, monkeypatch: pytest.MonkeyPatch) -> None:

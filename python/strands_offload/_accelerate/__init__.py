@@ -48,7 +48,6 @@ def is_accelerated() -> bool:
 def _plan() -> dict[_seam.SwapTarget, Any]:
     """What to put in place of each target (built around the current originals)."""
     # Imported here: it loads the context manager measures, which import the Strands SDK.
-    from ..context_manager._measure import heuristic_block
     from ._replacements import make_encode, make_estimate, make_search
 
     json_stand_in: ModuleType = stand_in()
@@ -73,7 +72,6 @@ def _plan() -> dict[_seam.SwapTarget, Any]:
                         _seam.accelerate_fallback("_count_content_block_tokens"),
                         _seam.accelerate_fallback("_heuristic_estimate_text"),
                         _seam.accelerate_fallback("_heuristic_estimate_json"),
-                        heuristic_block,
                     )
 
             made[id(original)] = build(original)

@@ -101,7 +101,6 @@ def make_estimate(
     count_block: Callable[..., int],
     text_estimate: Callable[[Any], int],
     json_estimate: Callable[[Any], int],
-    text_block: Callable[[Any], int],
 ) -> Callable[..., int]:
     """A drop-in for the base model's heuristic token estimate (text chars/4, JSON chars/2).
 
@@ -114,7 +113,6 @@ def make_estimate(
         count_block: The SDK's per-block walk, taking the text and JSON measures.
         text_estimate: The SDK's text measure.
         json_estimate: The SDK's JSON measure.
-        text_block: Counts a block that is an exact dict holding only a ``str`` text.
 
     Returns:
         The replacement.
@@ -132,8 +130,8 @@ def make_estimate(
         return _heuristic.json_tokens(length)
 
     def block_tokens(block: Any) -> int:
-        if type(block) is dict and len(block) == 1 and type(block.get("text")) is str:
-            return text_block(block)
+        if type(block) is dict and len(block) == 1 and type(text := block.get("text")) is str:
+            return _heuristic.text_tokens(len(text))
         return count_block(block, text_tokens, json_tokens)
 
     def estimate(

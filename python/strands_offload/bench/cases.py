@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import _native, _seam
+from .._native import token_counter
 from . import corpus
 
 __all__ = ["Case", "CaseUnavailable", "all_cases", "tiktoken_encoding"]
@@ -123,7 +124,8 @@ def tiktoken_encoding(name: str) -> Any:
 def _bpe_count(kind: str, size: int) -> tuple[Thunk, Thunk]:
     encoding = tiktoken_encoding("cl100k_base")
     text = corpus.text(kind, size)
-    return (lambda: len(encoding.encode_ordinary(text))), (lambda: _native.count_tokens(text, "cl100k_base"))
+    counter = token_counter("cl100k_base")
+    return (lambda: len(encoding.encode_ordinary(text))), (lambda: _native.count_tokens(text, counter))
 
 
 def _conversation(size: int) -> list[dict[str, Any]]:
@@ -144,7 +146,6 @@ def _conversation(size: int) -> list[dict[str, Any]]:
 
 def _estimate(size: int) -> tuple[Thunk, Thunk]:
     from .._accelerate._replacements import make_estimate
-    from ..context_manager._measure import heuristic_block
 
     found = _seam.swap_get(_estimate_target())
     original = getattr(found, _seam.ORIGINAL_MARK, found)
@@ -153,7 +154,6 @@ def _estimate(size: int) -> tuple[Thunk, Thunk]:
         _seam.accelerate_fallback("_count_content_block_tokens"),
         _seam.accelerate_fallback("_heuristic_estimate_text"),
         _seam.accelerate_fallback("_heuristic_estimate_json"),
-        heuristic_block,
     )
     messages = _conversation(size)
     return (lambda: original(messages)), (lambda: ours(messages))

@@ -16,6 +16,7 @@ from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
 from .. import _seam
+from .._heuristic import counter_for
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import is_ephemeral
 from ._measure import Measure, end_run, start_run
@@ -64,18 +65,6 @@ def _bind_strategy(strategy: Any, agent: Any, stash: Stash | None) -> None:
         init(agent, stash=stash)
     except TypeError:
         init(agent)
-
-
-def _encoding_for(tokenizer: str | None, model: Any) -> str | None:
-    if tokenizer != "auto":
-        return tokenizer
-    # "auto": the encoding of an OpenAI model family; other providers keep their own counting.
-    model_id = str((getattr(model, "config", None) or {}).get("model_id", ""))
-    if model_id.startswith(("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")):
-        return "o200k_base"
-    if model_id.startswith(("gpt-4", "gpt-3.5")):
-        return "cl100k_base"
-    return None
 
 
 class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[misc]
@@ -190,7 +179,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             if self._enable_retrieval_tool:
                 self._tools.append(create_retrieval_tool(stash, search=self._stash_search))
 
-        encoding = _encoding_for(self._tokenizer, agent.model)
+        encoding = counter_for(self._tokenizer, agent.model)
         for strategy in self._strategies:
             if isinstance(strategy, BaseOffloadStrategy):
                 strategy.set_tokenizer(encoding)

@@ -38,14 +38,13 @@ from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
 from .. import _native, _seam
-from .._heuristic import CHARS_PER_TOKEN, uses_base_heuristic
+from .._heuristic import CHARS_PER_TOKEN, counter_for, sdk_walk_tokens, uses_base_heuristic
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
+from .._native import BlockMeter, TokenCounter, token_counter
 from ..storage.storage import _NamespacedStorage, is_namespaced
-from . import _estimate
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
-from ._estimate import JsonDumps
 from ._eviction import PerAgent, UseRecord
 from ._frame import UnreadableEntryError, frame_prefix, write_frame
 from ._handles import HandleTable, is_reserved
@@ -124,23 +123,6 @@ class OffloadedContent:
     notice: str
     references: list[str]
     content: list[ToolResultContent] = field(default_factory=list)
-
-
-def _encoding_for_model(model: object) -> str | None:
-    """The tiktoken encoding of an OpenAI model, or None for other providers."""
-    try:
-        from strands.models.openai import OpenAIModel
-    except ImportError:  # the openai extra is not installed
-        return None
-    if not isinstance(model, OpenAIModel):
-        return None
-    config = model.get_config()
-    model_id = str(config.get("model_id", "") if isinstance(config, dict) else "").lower()
-    if model_id.startswith(("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")):
-        return "o200k_base"
-    if model_id.startswith(("gpt-4", "gpt-3.5")):
-        return "cl100k_base"
-    return None
 
 
 class ContextOffloader(Plugin):
@@ -457,23 +439,27 @@ class ContextOffloader(Plugin):
 
     # ------------------------------------------------------------------ intercepting tool results
 
-    def _encoding(self, agent: Agent) -> str | None:
-        if self._tokenizer == "auto":
-            return _encoding_for_model(agent.model)
-        return self._tokenizer
+    def _encoding(self, agent: Agent) -> TokenCounter | None:
+        return counter_for(self._tokenizer, agent.model)
 
-    async def _estimate(self, agent: Agent, result: ToolResult, dumps: JsonDumps) -> int | None:
+    async def _estimate(self, agent: Agent, result: ToolResult, meter: BlockMeter) -> int | None:
         """Tokens of ``result`` when over the threshold, else None."""
+        limit = self._max_result_tokens
         encoding = self._encoding(agent)
         if encoding is not None:
-            if not _estimate.exceeds_exact(result, self._max_result_tokens, encoding):
+            # Counting stops past the threshold; only a result over it gets the notice's count.
+            counted = meter.result(result.get("content", []), limit=limit)
+            if counted is None:  # a shape the meter leaves to the SDK's walk
+                counted = sdk_walk_tokens({"toolResult": result}, encoding)
+            if counted <= limit:
                 return None
-            return max(self._max_result_tokens + 1, _estimate.exact_tokens(result, encoding))
+            return max(limit + 1, _notice_tokens(meter, result, encoding))
+        tokens: int | None = None
         if uses_base_heuristic(agent.model):
-            tokens = _estimate.heuristic_tokens(result, dumps)
-        else:
+            tokens = meter.result(result.get("content", []))
+        if tokens is None:
             tokens = await agent.model.count_tokens([{"role": "user", "content": [{"toolResult": result}]}])
-        return tokens if tokens > self._max_result_tokens else None
+        return tokens if tokens > limit else None
 
     @hook  # type: ignore[call-overload]  # see _on_before_model_call
     async def _handle_tool_result(self, event: AfterToolCallEvent) -> None:
@@ -490,14 +476,14 @@ class ContextOffloader(Plugin):
             logger.debug("tool_use_id=<%s> | offload skipped on request", tool_use_id)
             return
 
-        dumps = self._json_dumps(event.agent)
-        tokens = await self._estimate(event.agent, result, dumps)
+        meter = self._meter(event.agent)
+        tokens = await self._estimate(event.agent, result, meter)
         if tokens is None:
             return
         if self._should_offload is not None and not await self._callback_agrees(event, tokens):
             return
         try:
-            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens, dumps)
+            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens, meter)
         except Exception:
             logger.warning(
                 "tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True
@@ -550,12 +536,10 @@ class ContextOffloader(Plugin):
             blocks = [cast(ToolResultContent, {"document": document})]
         else:
             blocks = list(content)
-        dumps = self._json_dumps(agent)
-        tokens = _estimate.heuristic_tokens({"toolUseId": "", "status": "success", "content": blocks}, dumps)
-        encoding = self._encoding(agent)
-        if encoding is not None:
-            tokens = _estimate.exact_tokens({"toolUseId": "", "status": "success", "content": blocks}, encoding)
-        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, dumps)
+        meter = self._meter(agent)
+        counter = self._encoding(agent) or token_counter("heuristic")
+        tokens = _notice_tokens(meter, {"toolUseId": "", "status": "success", "content": blocks}, counter)
+        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, meter)
 
     async def _offload_blocks(
         self,
@@ -563,7 +547,7 @@ class ContextOffloader(Plugin):
         content: list[ToolResultContent],
         key_prefix: str,
         tokens: int,
-        dumps: JsonDumps,
+        meter: BlockMeter,
     ) -> OffloadedContent:
         storage = self._storage_for_agent(agent)
         cycle = agent.event_loop_metrics.cycle_count
@@ -574,7 +558,7 @@ class ContextOffloader(Plugin):
         entries: list[_StoredBlock | None] = []
         for position, block in enumerate(content):
             key = f"{key_prefix}_{position}"
-            stored = await self._store_block(storage, key, block, preview_parts, dumps)
+            stored = await self._store_block(storage, key, block, preview_parts, meter)
             if stored is _NOT_RECORDED:
                 continue
             if isinstance(stored, _StoredBlock):
@@ -619,7 +603,7 @@ class ContextOffloader(Plugin):
         key: str,
         block: ToolResultContent,
         preview_parts: list[str | memoryview],
-        dumps: JsonDumps,
+        meter: BlockMeter,
     ) -> _StoredBlock | None | object:
         """Store one block; feed the preview; say what was recorded for it."""
         text = block.get("text")
@@ -631,8 +615,8 @@ class ContextOffloader(Plugin):
         if "json" in block:
             # The bytes the estimate's walk already wrote, framed for unified
             # storage; the JSON is ASCII, so the preview decodes only what it shows.
-            data = dumps.indented(block["json"])
-            start = len(dumps.prefix)
+            data = meter.stored(block["json"])
+            start = len(meter.prefix)
             payload = memoryview(data)[start:]
             preview_parts.append(payload)
             self._indexes.forget(key)
@@ -660,10 +644,11 @@ class ContextOffloader(Plugin):
             return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes")
         return _NOT_RECORDED
 
-    def _json_dumps(self, agent: Agent) -> JsonDumps:
-        """A JSON walk memo whose bytes come framed as this agent's storage stores them."""
+    def _meter(self, agent: Agent) -> BlockMeter:
+        """A block meter with this agent's counter, its stored JSON framed as this agent's storage stores it."""
         legacy = is_legacy_storage(self._storage_for_agent(agent))
-        return JsonDumps(b"" if legacy else frame_prefix("application/json"))
+        counter = self._encoding(agent) or token_counter("heuristic")
+        return BlockMeter(counter, prefix=b"" if legacy else frame_prefix("application/json"))
 
     def _preview(self, parts: list[str | memoryview], agent: Agent) -> str:
         """The start of the joined preview source, cut like the reference or on BPE tokens."""
@@ -691,6 +676,15 @@ class ContextOffloader(Plugin):
 
 
 _NOT_RECORDED = object()
+
+# Exact counts of parts above this many code points come from their two ends, scaled.
+_EXACT_SAMPLE_CHARS = 262_144
+
+
+def _notice_tokens(meter: BlockMeter, result: ToolResult, counter: TokenCounter) -> int:
+    """The notice's ``~N tokens``: with an exact counter, parts over the sample size are sampled and scaled."""
+    tokens = meter.result(result.get("content", []), sample=_EXACT_SAMPLE_CHARS)
+    return tokens if tokens is not None else sdk_walk_tokens({"toolResult": result}, counter)
 
 
 def _validate(max_result_tokens: int, preview_tokens: int, evict_after_cycles: object, tokenizer: str | None) -> None:

@@ -11,8 +11,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyMemoryView, PySlice, PyString};
 
+use crate::counter::TokenCounter;
 use crate::errors::detach_checked;
-use crate::tokens::{owned_window, parse_bpe, PyWindow};
+use crate::tokens::{owned_window, PyWindow};
 
 struct Joined {
     /// Each part with its length in code points.
@@ -129,9 +130,9 @@ fn joined_head_end(
     py: Python<'_>,
     parts: &Bound<'_, PyList>,
     tokens: usize,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<usize> {
-    let bpe = parse_bpe(encoding)?;
+    let bpe = encoding.get().bpe()?;
     let source = Joined::new(parts)?;
     let bounds = detach_checked(py, || {
         preview::exact_bounds(&source, bpe, tokens, Mode::Head, 1.0)

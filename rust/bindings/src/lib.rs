@@ -4,14 +4,15 @@
 //! work that scales with the input; all logic lives in `offload_core`.
 use pyo3::prelude::*;
 
+mod counter;
 mod errors;
 mod fallible;
 mod grep;
-mod heuristic;
 mod joined;
 mod json;
 mod jsonpath;
 mod keyword;
+mod meter;
 mod tokens;
 
 /// Which vector fast paths this build compiled: `"x86_64"`, `"aarch64"` or
@@ -26,10 +27,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_fast_paths, m)?)?;
     errors::register(m)?;
+    counter::register(m)?;
     tokens::register(m)?;
     grep::register(m)?;
     json::register(m)?;
-    heuristic::register(m)?;
+    meter::register(m)?;
     keyword::register(m)?;
     jsonpath::register(m)?;
     joined::register(m)?;

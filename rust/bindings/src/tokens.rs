@@ -4,37 +4,23 @@
 //! tiktoken does it (see `offload_core::tokens::from_surrogatepass`). Offsets handed
 //! back to Python are code points of the ORIGINAL string, so Python can slice it.
 use offload_core::preview::{self, Mode};
-use offload_core::tokens::{self, Bpe, Encoding, Repaired, TokenError};
-use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use offload_core::tokens::{self, Encoding, Repaired};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
+use crate::counter::{token_err, TokenCounter};
 use crate::errors::detach_checked;
 
-fn token_err(e: TokenError) -> PyErr {
-    match e {
-        TokenError::UnknownToken(_) => PyKeyError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    }
-}
-
-fn parse_encoding(name: &str) -> PyResult<Encoding> {
-    name.parse::<Encoding>().map_err(token_err)
-}
-
-pub(crate) fn parse_bpe(name: &str) -> PyResult<Bpe> {
-    name.parse::<Bpe>().map_err(token_err)
-}
-
 /// A Python string as UTF-8: borrowed when it is valid, repaired when it has surrogates.
-enum Utf8<'a> {
+pub(crate) enum Utf8<'a> {
     Borrowed(&'a str),
     Repaired(Repaired),
 }
 
 impl Utf8<'_> {
-    fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Utf8::Borrowed(s) => s,
             Utf8::Repaired(r) => &r.text,
@@ -42,7 +28,7 @@ impl Utf8<'_> {
     }
 }
 
-fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
+pub(crate) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
     match s.to_str() {
         Ok(t) => Ok(Utf8::Borrowed(t)),
         Err(_) => {
@@ -68,13 +54,13 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
 /// with the GIL taken back for each (the BPE work runs without it). Length and
 /// slices come from the string's own data, never from a subclass's `__len__`
 /// or `__getitem__`, so a limited count reads what an unlimited one reads.
-struct PyText {
+pub(crate) struct PyText {
     text: Py<PyString>,
     units: usize,
 }
 
 impl PyText {
-    fn new(text: &Bound<'_, PyString>) -> PyResult<Self> {
+    pub(crate) fn new(text: &Bound<'_, PyString>) -> PyResult<Self> {
         // SAFETY: a live str.
         let units = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
         if units < 0 {
@@ -154,21 +140,21 @@ pub(crate) fn owned_window(window: &Bound<'_, PyString>) -> PyResult<PyWindow> {
 
 /// Counts the tokens of `text`.
 ///
-/// `encoding` is "cl100k_base" (default) or "o200k_base" for exact counts equal to
-/// tiktoken's `encode_ordinary`, or "heuristic" for ceil(code points / 4). With `limit`,
+/// An exact counter counts as tiktoken's `encode_ordinary` does, the heuristic one
+/// ceil(code points / 4). With `limit`,
 /// counting stops once the count passes it and `limit + 1` is returned, so the cost
 /// follows the limit, not the text. Lone surrogates count like tiktoken counts them
 /// (as U+FFFD; a high+low pair as the character it encodes); the heuristic counts code
 /// points as `len()` does.
 #[pyfunction]
-#[pyo3(signature = (text, encoding = "cl100k_base", *, limit = None))]
+#[pyo3(signature = (text, encoding, *, limit = None))]
 fn count_tokens(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
     limit: Option<i64>,
 ) -> PyResult<usize> {
-    let enc = parse_encoding(encoding)?;
+    let enc = encoding.get().encoding();
     let limit = match limit {
         Some(l) if l < 0 => return Err(PyValueError::new_err("limit must be non-negative")),
         Some(l) => Some(usize::try_from(l).unwrap_or(usize::MAX)),
@@ -204,10 +190,10 @@ fn count_tokens(
 fn _count_tokens_in_parts(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
     parts: usize,
 ) -> PyResult<usize> {
-    let bpe = parse_bpe(encoding)?;
+    let bpe = encoding.get().bpe()?;
     let utf = utf8(text)?;
     let s = utf.as_str();
     detach_checked(py, || tokens::count_in_parts(s, bpe, parts))
@@ -217,13 +203,13 @@ fn _count_tokens_in_parts(
 /// Only in builds with the `bench` feature.
 #[cfg(feature = "bench")]
 #[pyfunction]
-#[pyo3(signature = (text, encoding = "cl100k_base"))]
+#[pyo3(signature = (text, encoding))]
 fn _count_tokens_bpe_openai(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<usize> {
-    let bpe = parse_bpe(encoding)?;
+    let bpe = encoding.get().bpe()?;
     let utf = utf8(text)?;
     let s = utf.as_str();
     detach_checked(py, || tokens::count_bpe_openai(s, bpe))
@@ -231,13 +217,13 @@ fn _count_tokens_bpe_openai(
 
 /// Counts the tokens of every text of an iterable, in parallel with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (texts, encoding = "cl100k_base"))]
+#[pyo3(signature = (texts, encoding))]
 fn count_tokens_batch(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<Vec<usize>> {
-    let enc = parse_encoding(encoding)?;
+    let enc = encoding.get().encoding();
     if texts.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
             "texts must be an iterable of str, not a single str",
@@ -264,15 +250,15 @@ fn count_tokens_batch(
 }
 
 /// Token ids of `text`, the same as tiktoken's `encode_ordinary` (special tokens are
-/// plain text). `encoding` is "cl100k_base" (default) or "o200k_base".
+/// plain text); the heuristic counter has no ids (`ValueError`).
 #[pyfunction]
-#[pyo3(signature = (text, encoding = "cl100k_base"))]
+#[pyo3(signature = (text, encoding))]
 fn encode<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyString>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let bpe = parse_bpe(encoding)?;
+    let bpe = encoding.get().bpe()?;
     let utf = utf8(text)?;
     let s = utf.as_str();
     let ids = detach_checked(py, || tokens::encode(s, bpe))?;
@@ -300,13 +286,13 @@ fn id_list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
 /// UTF-8 become U+FFFD as `bytes.decode(errors="replace")` does; special token ids
 /// decode to their names; an unknown id raises KeyError.
 #[pyfunction]
-#[pyo3(signature = (tokens, encoding = "cl100k_base"))]
+#[pyo3(signature = (tokens, encoding))]
 fn decode<'py>(
     py: Python<'py>,
     tokens: Vec<u32>,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<Bound<'py, PyString>> {
-    let bpe = parse_bpe(encoding)?;
+    let bpe = encoding.get().bpe()?;
     let text = detach_checked(py, || tokens::decode(&tokens, bpe))?.map_err(token_err)?;
     crate::fallible::new_str(py, &text)
 }
@@ -314,26 +300,26 @@ fn decode<'py>(
 /// Preview cut points, in code points of the original string.
 ///
 /// `mode` is "head", "tail" or "head_tail" (the head gets `int(tokens * head_share)`
-/// of the budget). "heuristic" cuts at `tokens * 4` code points like the reference;
+/// of the budget). The heuristic counter cuts at `tokens * 4` code points like the reference;
 /// exact encodings cut on token boundaries, never inside a character, and only read
 /// windows at the ends of the text they keep.
 ///
 /// Returns `(head_end, tail_start, total, token_count)`: keep `text[:head_end]` and
 /// `text[tail_start:]`; `head_end == tail_start == total` means the text fits whole.
-/// `token_count` is the heuristic count for `"heuristic"`, the exact count when `count`
+/// `token_count` is the heuristic count for the heuristic counter, the exact count when `count`
 /// is true, else `None`.
 #[pyfunction]
-#[pyo3(signature = (text, tokens, *, mode = "head", encoding = "heuristic", head_share = 0.6, count = false))]
+#[pyo3(signature = (text, tokens, *, mode, encoding, head_share, count))]
 fn preview_bounds(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
     tokens: i64,
     mode: &str,
-    encoding: &str,
+    encoding: &Bound<'_, TokenCounter>,
     head_share: f64,
     count: bool,
 ) -> PyResult<(usize, usize, usize, Option<usize>)> {
-    let enc = parse_encoding(encoding)?;
+    let enc = encoding.get().encoding();
     let mode = Mode::parse(mode).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown mode {mode:?}; valid modes are: head, tail, head_tail"

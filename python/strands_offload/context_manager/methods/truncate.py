@@ -14,6 +14,7 @@ from typing import Any
 from strands.experimental.context_manager import TruncateConfig
 
 from ... import _heuristic, _native
+from ..._native import TokenCounter
 from ..._tokens import preview as cut_preview
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_PREVIEW_TOKENS", "TruncateConfig", "build_preview", "preview_tokens_of"]
@@ -31,14 +32,16 @@ def preview_tokens_of(config: Mapping[str, Any] | None) -> int:
     return DEFAULT_PREVIEW_TOKENS
 
 
-def build_preview(text: str, block_count: int, config: Mapping[str, Any] | None, encoding: str | None = None) -> str:
+def build_preview(
+    text: str, block_count: int, config: Mapping[str, Any] | None, encoding: TokenCounter | None = None
+) -> str:
     """``text`` cut to its preview with the truncation header, or ``text`` itself when that is not shorter.
 
     Args:
         text: The text (the textual items of a tool result joined by newlines, or a text block).
         block_count: How many items the text was made of (the header says it).
         config: The strategy's ``TruncateConfig``.
-        encoding: ``None`` for the reference's chars/4 cuts, or a BPE encoding name.
+        encoding: ``None`` for the reference's chars/4 cuts, or an exact token counter.
     """
     budget = preview_tokens_of(config)
     share = _HEAD_SHARE.get((config or {}).get("preview", "head_tail"), 0.6)
@@ -65,7 +68,7 @@ def build_preview(text: str, block_count: int, config: Mapping[str, Any] | None,
 
 
 def truncate_tool_result(
-    result: Mapping[str, Any], config: Mapping[str, Any] | None, encoding: str | None = None
+    result: Mapping[str, Any], config: Mapping[str, Any] | None, encoding: TokenCounter | None = None
 ) -> Any:
     """A tool result whose text and JSON items became one preview item (media items kept after it).
 
@@ -89,7 +92,9 @@ def truncate_tool_result(
     return {"toolUseId": result["toolUseId"], "status": result["status"], "content": [{"text": cut}, *others]}
 
 
-def truncate_text_block(block: Mapping[str, Any], config: Mapping[str, Any] | None, encoding: str | None = None) -> Any:
+def truncate_text_block(
+    block: Mapping[str, Any], config: Mapping[str, Any] | None, encoding: TokenCounter | None = None
+) -> Any:
     """A text block cut to its preview, or ``block`` itself when the preview would not be shorter."""
     cut = build_preview(block["text"], 1, config, encoding)
     if cut == block["text"]:

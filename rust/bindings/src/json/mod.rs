@@ -197,7 +197,7 @@ fn json_dumps_utf8_with_len<'py>(
 }
 
 /// The text's bytes, and (when `measure`) the compact text's length.
-fn dumps_utf8_measured<'py>(
+pub(crate) fn dumps_utf8_measured<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
@@ -267,6 +267,33 @@ fn text_from_buffer<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyS
 fn json_dumps_len(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<usize> {
     // SAFETY: `obj` is a live object and the GIL is held.
     unsafe { compact_len(py, obj.as_ptr()) }
+}
+
+/// The bytes of `json.dumps(obj)` (single-line, ASCII) for a borrowed object
+/// pointer. Raises what `json.dumps(obj)` would raise.
+///
+/// # Safety
+/// `obj` must be a live object and the GIL held for the whole call.
+pub(crate) unsafe fn compact_text(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<Vec<u8>> {
+    let sink = SPARE_BUFFER.with(|b| b.take());
+    match walk(py, obj, None, sink, false)? {
+        Some(walked) => Ok(walked.sink),
+        None => {
+            let obj = Bound::from_borrowed_ptr(py, obj);
+            Ok(dumps_in_python(py, &obj, None)?
+                .to_str()?
+                .as_bytes()
+                .to_vec())
+        }
+    }
+}
+
+/// Give a buffer from [`compact_text`] back for the next dump to reuse.
+pub(crate) fn recycle(mut buffer: Vec<u8>) {
+    if buffer.capacity() <= MAX_SPARE_BUFFER {
+        buffer.clear();
+        SPARE_BUFFER.with(|b| b.replace(buffer));
+    }
 }
 
 /// Length of `json.dumps(obj)` for a borrowed object pointer.

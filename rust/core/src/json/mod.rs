@@ -12,12 +12,14 @@
 //! Output is ASCII except for a caller-chosen indent string, so the byte length
 //! of the single-line form equals its length in code points.
 
+mod compact;
 mod escape;
 mod key_cache;
 mod number;
 mod value;
 mod writer;
 
+pub use compact::compact_from_indented;
 pub use escape::{
     escape_into, escape_raw, escape_room, escaped_len, escaped_len_code_point, escaped_len_utf8,
     Units,

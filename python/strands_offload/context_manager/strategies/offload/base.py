@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 from strands.hooks.events import MessageAddedEvent
 
+from ...._native import TokenCounter
 from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
@@ -143,7 +144,7 @@ class BaseOffloadStrategy(ABC):
         self._target = target
         self._selector = _Target.parse(target)
         self._stash: Stash | None = None
-        self._encoding: str | None = None
+        self._encoding: TokenCounter | None = None
         conditions = conditions or {}
         threshold = _clean(conditions.get("threshold"))
         self._threshold = int(threshold) if threshold is not None else None
@@ -215,7 +216,7 @@ class BaseOffloadStrategy(ABC):
 
         agent.hooks.add_callback(MessageAddedEvent, _on_arrival)
 
-    def set_tokenizer(self, encoding: str | None) -> None:
+    def set_tokenizer(self, encoding: TokenCounter | None) -> None:
         """Measure and cut with an exact BPE encoding (``None``: the model's own counting)."""
         self._encoding = encoding
 
