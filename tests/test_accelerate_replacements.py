@@ -248,6 +248,28 @@ def test_estimate_unusual_shapes_get_the_sdk_answer(messages: Any) -> None:
         assert outcome(estimate, messages) == outcome(ORIGINAL_ESTIMATE, messages)
 
 
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [10, 900, 990, 1_000, 1_010, 3_000, 100_000])
+def test_estimate_of_deep_json_is_the_sdk_s_near_and_past_the_recursion_limit(depth: int) -> None:
+    # The one-pass meter leaves what it cannot answer as json would to the SDK's walk.
+    messages = [{"role": "user", "content": [{"toolUse": {"toolUseId": "t", "name": "n", "input": _nested(depth)}}]}]
+    assert outcome(estimate, messages) == outcome(ORIGINAL_ESTIMATE, messages)
+
+
+def test_estimate_of_circular_and_subclassed_json_is_the_sdk_s() -> None:
+    looped: list[Any] = []
+    looped.append(looped)
+    for value in (looped, {"k": ItemsDict(a=1)}, [IterList([1, 2])], {"ok": [1, 2.5, None]}):
+        messages = [{"role": "user", "content": [{"text": "abc"}, {"toolUse": {"name": "n", "input": value}}]}]
+        assert outcome(estimate, messages) == outcome(ORIGINAL_ESTIMATE, messages)
+
+
 def test_estimate_arity_errors_are_the_sdk_s() -> None:
     assert outcome(estimate) == outcome(ORIGINAL_ESTIMATE)
     assert outcome(estimate, [], None, None, None, None) == outcome(ORIGINAL_ESTIMATE, [], None, None, None, None)

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import _native, _seam
 
-__all__ = ["INDENT_DEPTH", "dumps", "dumps_len", "native_dumps", "stand_in"]
+__all__ = ["INDENT_DEPTH", "dumps", "dumps_len", "json_is_stdlib", "native_dumps", "stand_in"]
 
 #: Indented dumps nested this deep or deeper are left to ``json`` (its budget there is Python frames).
 INDENT_DEPTH = 32
@@ -112,6 +112,11 @@ def native_dumps(value: Any, indent: Any = None) -> str | None:
         # exactly the dumps nested INDENT_DEPTH levels or more.
         return None
     return text
+
+
+def json_is_stdlib() -> bool:
+    """Whether ``json.dumps`` is still the standard library's with its C encoder (nobody replaced it)."""
+    return _JSON_DUMPS is not None and json.dumps is _JSON_DUMPS
 
 
 def dumps_len(value: Any) -> int | None:

@@ -13,9 +13,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .. import _heuristic
+from .. import _heuristic, _native
 from .._search import search_content as native_search
-from ._json import dumps_len, native_dumps
+from ._json import dumps_len, json_is_stdlib, native_dumps
 
 __all__ = ["make_encode", "make_estimate", "make_search"]
 
@@ -104,9 +104,11 @@ def make_estimate(
 ) -> Callable[..., int]:
     """A drop-in for the base model's heuristic token estimate (text chars/4, JSON chars/2).
 
-    The SDK's own block walk decides what is counted; texts are measured here and JSON lengths come
-    from the native writer without building the text. A one-text block (the most common kind) skips
-    the walk. Whatever is not plainly a ``str`` or plain JSON is measured by the SDK's functions.
+    The messages are measured in one pass of the native block meter when every block has the usual
+    shape (exact dicts and lists, ``str`` texts, JSON of exact built-in types); otherwise the SDK's
+    own block walk decides what is counted, with texts measured here and JSON lengths from the
+    native writer where its answer is ``json``'s. Whatever is not plainly a ``str`` or plain JSON is
+    measured by the SDK's functions.
 
     Args:
         original: The SDK's ``_estimate_tokens_with_heuristic``.
@@ -117,6 +119,7 @@ def make_estimate(
     Returns:
         The replacement.
     """
+    heuristic = _native.token_counter("heuristic")
 
     def text_tokens(text: Any) -> int:
         if type(text) is str:
@@ -145,9 +148,16 @@ def make_estimate(
                     total += text_tokens(block["text"])
         elif system_prompt:
             total += text_tokens(system_prompt)
-        for message in messages:
-            for block in message["content"]:
-                total += block_tokens(block)
+        counted = None
+        if json_is_stdlib():
+            # One native pass over the conversation; None leaves it to the SDK's walk, block by block.
+            counted = _native.BlockMeter(heuristic, exact_json=True).messages(messages)
+        if counted is None:
+            for message in messages:
+                for block in message["content"]:
+                    total += block_tokens(block)
+        else:
+            total += counted
         if tool_specs:
             for spec in tool_specs:
                 total += json_tokens(spec)

@@ -35,7 +35,9 @@ use pyo3::types::{PyBytes, PyInt, PyString};
 
 use crate::counter::TokenCounter;
 use crate::errors::detach_checked;
-use crate::json::{compact_len, compact_text, dumps_utf8_measured, recycle, AddrHasher};
+use crate::json::{
+    compact_len, compact_len_exact, compact_text, dumps_utf8_measured, recycle, AddrHasher,
+};
 use crate::tokens::{utf8, PyText};
 
 /// Texts longer than this many bytes are counted with the GIL released.
@@ -194,6 +196,11 @@ struct Stored {
 #[pyclass(module = "strands_offload._native")]
 pub struct BlockMeter {
     counter: Encoding,
+    /// Whether a heuristic JSON length is taken only from a value of exact
+    /// built-in types (anything else, or any error but the ones the SDK turns
+    /// into 0, leaves the block to the SDK's walk): for the drop-in of the
+    /// SDK's estimate, whose `json.dumps` must be answered exactly.
+    exact_json: bool,
     /// Written before each stored JSON form (a storage frame's header).
     prefix: Vec<u8>,
     /// Block address -> (the block, held so the address stays its; its count).
@@ -240,8 +247,17 @@ impl BlockMeter {
     fn json(&self, obj: &Bound<'_, PyAny>, limit: Option<usize>) -> Count {
         let py = obj.py();
         match self.counter {
-            Encoding::Heuristic => {
+            Encoding::Heuristic if self.exact_json => {
                 // SAFETY: `obj` is held alive by the caller and the GIL is held.
+                match unsafe { compact_len_exact(py, obj.as_ptr()) } {
+                    Ok(Some(n)) => Ok(heuristic_json_count(n)),
+                    Err(e) if rejected_json(py, &e) => Ok(0),
+                    // A subclass, or json's own recursion budget to apply.
+                    Ok(None) | Err(_) => Err(Miss::Shape),
+                }
+            }
+            Encoding::Heuristic => {
+                // SAFETY: as above.
                 match unsafe { compact_len(py, obj.as_ptr()) } {
                     Ok(n) => Ok(heuristic_json_count(n)),
                     Err(e) if rejected_json(py, &e) => Ok(0),
@@ -548,11 +564,17 @@ fn settle<T>(result: Result<T, Miss>) -> PyResult<Option<T>> {
 #[pymethods]
 impl BlockMeter {
     /// A meter counting with `counter`; stored JSON forms start with `prefix`.
+    /// With `exact_json`, a heuristic JSON length comes only from values of
+    /// exact built-in types; other blocks are left to the SDK's walk.
     #[new]
-    #[pyo3(signature = (counter, *, prefix = b"".as_slice()), text_signature = "(counter, *, prefix=b'')")]
-    fn new(counter: &Bound<'_, TokenCounter>, prefix: &[u8]) -> Self {
+    #[pyo3(
+        signature = (counter, *, prefix = b"".as_slice(), exact_json = false),
+        text_signature = "(counter, *, prefix=b'', exact_json=False)"
+    )]
+    fn new(counter: &Bound<'_, TokenCounter>, prefix: &[u8], exact_json: bool) -> Self {
         Self {
             counter: counter.get().encoding(),
+            exact_json,
             prefix: prefix.to_vec(),
             known: HashMap::default(),
             stored: HashMap::default(),

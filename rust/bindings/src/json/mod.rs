@@ -142,7 +142,8 @@ fn _json_dumps_exact<'py>(
 /// `json_dumps_len(obj)` under the rule of [`_json_dumps_exact`].
 #[pyfunction]
 fn _json_dumps_len_exact(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-    Ok(walk(py, obj.as_ptr(), None, LenSink::default(), true)?.map(|walked| walked.sink.len))
+    // SAFETY: `obj` is a live object and the GIL is held.
+    unsafe { compact_len_exact(py, obj.as_ptr()) }
 }
 
 /// The text of a walk into the spare buffer, or None when `json` must write it.
@@ -294,6 +295,18 @@ pub(crate) fn recycle(mut buffer: Vec<u8>) {
         buffer.clear();
         SPARE_BUFFER.with(|b| b.replace(buffer));
     }
+}
+
+/// [`compact_len`] when every value and key is of an exact built-in type,
+/// else `None` (see `_json_dumps_exact`).
+///
+/// # Safety
+/// `obj` must be a live object and the GIL held for the whole call.
+pub(crate) unsafe fn compact_len_exact(
+    py: Python<'_>,
+    obj: *mut ffi::PyObject,
+) -> PyResult<Option<usize>> {
+    Ok(walk(py, obj, None, LenSink::default(), true)?.map(|walked| walked.sink.len))
 }
 
 /// Length of `json.dumps(obj)` for a borrowed object pointer.
