@@ -13,7 +13,7 @@ use pyo3::types::{PyList, PyMemoryView, PySlice, PyString};
 
 use crate::counter::TokenCounter;
 use crate::errors::detach_checked;
-use crate::tokens::{owned_window, PyWindow};
+use crate::tokens::{owned_window, substring, PyWindow};
 
 struct Joined {
     /// Each part with its length in code points.
@@ -55,18 +55,8 @@ impl Joined {
         end: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let part = part.bind(py);
-        if part.is_exact_instance_of::<PyString>() {
-            // SAFETY: a live str; `start..end` lies within its length.
-            return unsafe {
-                Bound::from_owned_ptr_or_err(
-                    py,
-                    ffi::PyUnicode_Substring(
-                        part.as_ptr(),
-                        start as ffi::Py_ssize_t,
-                        end as ffi::Py_ssize_t,
-                    ),
-                )
-            };
+        if let Ok(text) = part.cast_exact::<PyString>() {
+            return Ok(substring(text, start, end)?.into_any());
         }
         let bytes = part.get_item(PySlice::new(py, start as isize, end as isize, 1))?;
         // SAFETY: a live buffer object; the result is a new reference or NULL

@@ -38,7 +38,7 @@ use crate::errors::detach_checked;
 use crate::json::{
     compact_len, compact_len_exact, compact_text, dumps_utf8_measured, recycle, AddrHasher,
 };
-use crate::tokens::{utf8, PyText};
+use crate::tokens::{substring, utf8, PyText};
 
 /// Texts longer than this many bytes are counted with the GIL released.
 const DETACH_ABOVE: usize = 64 * 1024;
@@ -522,18 +522,7 @@ fn sampled_text(text: &Bound<'_, PyString>, bpe: Bpe, sample: Option<usize>) -> 
     }
     let units = units as usize;
     let count_slice = |start: usize, end: usize| -> PyResult<usize> {
-        // SAFETY: a live str; `start..end` lies within its length.
-        let slice = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyUnicode_Substring(
-                    text.as_ptr(),
-                    start as ffi::Py_ssize_t,
-                    end as ffi::Py_ssize_t,
-                ),
-            )?
-            .cast_into_unchecked::<PyString>()
-        };
+        let slice = substring(text, start, end)?;
         let utf = utf8(&slice)?;
         bpe_count(py, utf.as_str(), bpe, None)
     };

@@ -105,21 +105,28 @@ impl preview::TextSource for PyText {
     }
 
     fn window(&self, start: usize, end: usize) -> PyResult<PyWindow> {
-        Python::attach(|py| {
-            // SAFETY: a live str; `start..end` lies within its length.
-            let window = unsafe {
-                Bound::from_owned_ptr_or_err(
-                    py,
-                    ffi::PyUnicode_Substring(
-                        self.text.as_ptr(),
-                        start as ffi::Py_ssize_t,
-                        end as ffi::Py_ssize_t,
-                    ),
-                )?
-                .cast_into_unchecked::<PyString>()
-            };
-            owned_window(&window)
-        })
+        Python::attach(|py| owned_window(&substring(self.text.bind(py), start, end)?))
+    }
+}
+
+/// Code points `start..end` of a `str` (which must lie within it), read from
+/// the string's own data, never through a subclass's `__getitem__`.
+pub(crate) fn substring<'py>(
+    text: &Bound<'py, PyString>,
+    start: usize,
+    end: usize,
+) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: a live str; the result is a new str or NULL with an error set.
+    unsafe {
+        Ok(Bound::from_owned_ptr_or_err(
+            text.py(),
+            ffi::PyUnicode_Substring(
+                text.as_ptr(),
+                start as ffi::Py_ssize_t,
+                end as ffi::Py_ssize_t,
+            ),
+        )?
+        .cast_into_unchecked::<PyString>())
     }
 }
 
