@@ -23,3 +23,15 @@ def test_readme_test_command_is_the_one_ci_runs() -> None:
 def test_ci_runs_the_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "bash .ci/test-command" in ci
+
+
+def test_the_arm64_test_list_names_paths_that_exist() -> None:
+    # .ci/test-arm64 hands these to pytest under emulation; a renamed test file must fail here,
+    # in the test command, not an hour later in CI.
+    listed = [
+        line.split("#", 1)[0].strip()
+        for line in (ROOT / ".ci" / "arm64-tests").read_text(encoding="utf-8").splitlines()
+    ]
+    paths = [entry.split("::", 1)[0] for entry in listed if entry]
+    assert len(paths) >= 10
+    assert [path for path in paths if not (ROOT / path).exists()] == []
