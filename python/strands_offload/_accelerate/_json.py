@@ -88,7 +88,7 @@ def _dump_indented(value: Any, indent: Any) -> str | None:
 
 def native_dumps(value: Any, indent: Any = None) -> str | None:
     """``json.dumps(value, indent=indent)`` from the native writer, or ``None`` when ``json`` must answer."""
-    if _JSON_DUMPS is None or json.dumps is not _JSON_DUMPS:
+    if not json_is_stdlib():
         return None
     if indent is None:
         step = None
@@ -121,7 +121,7 @@ def json_is_stdlib() -> bool:
 
 def dumps_len(value: Any) -> int | None:
     """``len(json.dumps(value))`` without building the text, or ``None`` when ``json`` must answer."""
-    if _JSON_DUMPS is None or json.dumps is not _JSON_DUMPS:
+    if not json_is_stdlib():
         return None
     try:
         length: int | None = _deeper(_FRAMES_COMPACT, _native._json_dumps_len_exact, value)

@@ -25,8 +25,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use offload_core::json::compact_from_indented;
-use offload_core::preview;
-use offload_core::tokens::{self, heuristic_count, heuristic_json_count, Bpe, Encoding};
+use offload_core::tokens::{heuristic_count, heuristic_json_count, Bpe, Encoding};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -38,10 +37,7 @@ use crate::errors::detach_checked;
 use crate::json::{
     compact_len, compact_len_exact, compact_text, dumps_utf8_measured, recycle, AddrHasher,
 };
-use crate::tokens::{substring, utf8, PyText};
-
-/// Texts longer than this many bytes are counted with the GIL released.
-const DETACH_ABOVE: usize = 64 * 1024;
+use crate::tokens::{count_str, count_utf8, substring};
 
 /// The indent of the stored form (`json.dumps(value, indent=2)`).
 const STORED_INDENT: &[u8] = b"  ";
@@ -165,22 +161,10 @@ fn rejected_json(py: Python<'_>, e: &PyErr) -> bool {
     e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py)
 }
 
-/// Tokens of UTF-8 `text` by `bpe`, stopping past `limit` when given.
-fn bpe_count(py: Python<'_>, text: &str, bpe: Bpe, limit: Option<usize>) -> PyResult<usize> {
-    let count = || match limit {
-        Some(limit) => tokens::count_with_limit(text, bpe, limit),
-        None => tokens::count(text, bpe),
-    };
-    if text.len() > DETACH_ABOVE {
-        detach_checked(py, count)
-    } else {
-        Ok(count())
-    }
-}
-
-/// `round(x)` as Python rounds a float: halves to even.
-fn round_half_even(x: f64) -> usize {
-    x.round_ties_even() as usize
+/// A count of a part's two ends of `half` code points each, scaled to the
+/// part's `len`, rounded as Python's `round` does (halves to even).
+fn scaled(ends: usize, len: usize, half: usize) -> usize {
+    (ends as f64 * len as f64 / (2 * half) as f64).round_ties_even() as usize
 }
 
 /// A tool result's stored JSON: the stored bytes (after the prefix) and the
@@ -226,25 +210,12 @@ impl BlockMeter {
                 }
                 Ok(heuristic_count(n as usize))
             }
-            Encoding::Bpe(bpe) => match limit {
-                // Windows from the start, as far as the limit needs: the cost
-                // follows the limit, and a long text is never converted whole.
-                Some(limit) => {
-                    let source = PyText::new(text)?;
-                    Ok(detach_checked(obj.py(), || {
-                        preview::count_with_limit(&source, bpe, limit)
-                    })??)
-                }
-                None => {
-                    let utf = utf8(text)?;
-                    Ok(bpe_count(obj.py(), utf.as_str(), bpe, None)?)
-                }
-            },
+            Encoding::Bpe(bpe) => Ok(count_str(text, bpe, limit)?),
         }
     }
 
     /// Tokens of the single-line JSON of a value (0 for what `json.dumps` rejects).
-    fn json(&self, obj: &Bound<'_, PyAny>, limit: Option<usize>) -> Count {
+    fn json(&self, obj: &Bound<'_, PyAny>) -> Count {
         let py = obj.py();
         match self.counter {
             Encoding::Heuristic if self.exact_json => {
@@ -269,7 +240,7 @@ impl BlockMeter {
                 match unsafe { compact_text(py, obj.as_ptr()) } {
                     Ok(text) => {
                         // The writer's single-line output is ASCII.
-                        let n = bpe_count(py, std::str::from_utf8(&text).unwrap_or(""), bpe, limit);
+                        let n = count_utf8(py, std::str::from_utf8(&text).unwrap_or(""), bpe, None);
                         recycle(text);
                         Ok(n?)
                     }
@@ -322,7 +293,7 @@ impl BlockMeter {
         };
         let bytes = stored.bytes.bind(py).as_bytes();
         let mut compact = Vec::new();
-        crate::errors::detach_checked(py, || {
+        detach_checked(py, || {
             compact_from_indented(&bytes[skip..], STORED_INDENT, &mut compact)
         })?;
         // The stored form is ASCII (ensure_ascii), and so is its single-line form.
@@ -385,9 +356,9 @@ impl BlockMeter {
             has_json = true;
             total += self.text_member(&tool_use, &k.name)?;
             total += match get(&tool_use, &k.input)? {
-                Some(input) => self.json(&input, None)?,
+                Some(input) => self.json(&input)?,
                 // A call without input counts as `{}`.
-                None => self.json(&pyo3::types::PyDict::new(block.py()).into_any(), None)?,
+                None => self.json(&pyo3::types::PyDict::new(block.py()).into_any())?,
             };
         }
         if let Some(tool_result) = get_dict(block, &k.tool_result)? {
@@ -399,7 +370,7 @@ impl BlockMeter {
                     }
                     total += self.text_member(&item, &k.text)?;
                     if let Some(json) = get(&item, &k.json)? {
-                        total += self.json(&json, None)?;
+                        total += self.json(&json)?;
                     }
                 }
             }
@@ -502,13 +473,11 @@ fn sampled_count(
         // The single-line JSON is ASCII: bytes are code points.
         Some(sample) if text.len() > sample => {
             let half = sample / 2;
-            let counted = bpe_count(py, &text[..half], bpe, None)?
-                + bpe_count(py, &text[text.len() - half..], bpe, None)?;
-            Ok(round_half_even(
-                counted as f64 * text.len() as f64 / (2 * half) as f64,
-            ))
+            let ends = count_utf8(py, &text[..half], bpe, None)?
+                + count_utf8(py, &text[text.len() - half..], bpe, None)?;
+            Ok(scaled(ends, text.len(), half))
         }
-        _ => bpe_count(py, text, bpe, limit),
+        _ => count_utf8(py, text, bpe, limit),
     }
 }
 
@@ -521,23 +490,14 @@ fn sampled_text(text: &Bound<'_, PyString>, bpe: Bpe, sample: Option<usize>) -> 
         return Err(PyErr::fetch(py));
     }
     let units = units as usize;
-    let count_slice = |start: usize, end: usize| -> PyResult<usize> {
-        let slice = substring(text, start, end)?;
-        let utf = utf8(&slice)?;
-        bpe_count(py, utf.as_str(), bpe, None)
-    };
+    let count_slice = |start, end| count_str(&substring(text, start, end)?, bpe, None);
     match sample {
         Some(sample) if units > sample => {
             let half = sample / 2;
-            let counted = count_slice(0, half)? + count_slice(units - half, units)?;
-            Ok(round_half_even(
-                counted as f64 * units as f64 / (2 * half) as f64,
-            ))
+            let ends = count_slice(0, half)? + count_slice(units - half, units)?;
+            Ok(scaled(ends, units, half))
         }
-        _ => {
-            let utf = utf8(text)?;
-            bpe_count(py, utf.as_str(), bpe, None)
-        }
+        _ => count_str(text, bpe, None),
     }
 }
 

@@ -4,7 +4,7 @@
 //! tiktoken does it (see `offload_core::tokens::from_surrogatepass`). Offsets handed
 //! back to Python are code points of the ORIGINAL string, so Python can slice it.
 use offload_core::preview::{self, Mode};
-use offload_core::tokens::{self, Encoding, Repaired};
+use offload_core::tokens::{self, Bpe, Encoding, Repaired};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -156,7 +156,6 @@ pub(crate) fn owned_window(window: &Bound<'_, PyString>) -> PyResult<PyWindow> {
 #[pyfunction]
 #[pyo3(signature = (text, encoding, *, limit = None))]
 fn count_tokens(
-    py: Python<'_>,
     text: &Bound<'_, PyString>,
     encoding: &Bound<'_, TokenCounter>,
     limit: Option<i64>,
@@ -177,12 +176,42 @@ fn count_tokens(
         }
         Encoding::Bpe(bpe) => bpe,
     };
+    count_str(text, bpe, limit)
+}
+
+/// Texts longer than this many bytes are counted with the GIL released.
+const DETACH_ABOVE: usize = 64 * 1024;
+
+/// Exact tokens of UTF-8 `text`, stopping past `limit` when given; a long
+/// text is counted with the GIL released.
+pub(crate) fn count_utf8(
+    py: Python<'_>,
+    text: &str,
+    bpe: Bpe,
+    limit: Option<usize>,
+) -> PyResult<usize> {
+    let count = || match limit {
+        Some(limit) => tokens::count_with_limit(text, bpe, limit),
+        None => tokens::count(text, bpe),
+    };
+    if text.len() > DETACH_ABOVE {
+        detach_checked(py, count)
+    } else {
+        Ok(count())
+    }
+}
+
+/// Exact tokens of a Python string. With `limit`, windows are read from the
+/// start only as far as the limit needs (the cost follows the limit, and a
+/// long text is never converted whole); otherwise it is converted once.
+pub(crate) fn count_str(
+    text: &Bound<'_, PyString>,
+    bpe: Bpe,
+    limit: Option<usize>,
+) -> PyResult<usize> {
+    let py = text.py();
     match limit {
-        None => {
-            let utf = utf8(text)?;
-            let s = utf.as_str();
-            detach_checked(py, || tokens::count(s, bpe))
-        }
+        None => count_utf8(py, utf8(text)?.as_str(), bpe, None),
         Some(limit) => {
             let source = PyText::new(text)?;
             detach_checked(py, || preview::count_with_limit(&source, bpe, limit))?
