@@ -25,7 +25,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from json_document import build_cjk_document, build_document  # noqa: E402
+from json_document import build_document  # noqa: E402
+from json_shapes import SHAPES, TARGET, build_shape  # noqa: E402
 from paired import Paired  # noqa: E402
 from strands_offload import json_dumps, json_dumps_len  # noqa: E402
 from strands_offload._native import json_query  # noqa: E402
@@ -170,8 +171,10 @@ FRESH_ROUNDS = 9
 
 
 @functools.cache
-def _document_text(kind: str) -> str:
-    return json.dumps(build_cjk_document(10_000_000) if kind == "cjk" else build_document(10_000_000))
+def _document_text(shape: str) -> str:
+    text = json.dumps(build_shape(shape))
+    assert abs(len(text) - TARGET) <= TARGET * 0.05, f"{shape}: {len(text):,} bytes"
+    return text
 
 
 def _dumper(member: str, indent: bool) -> Any:
@@ -184,12 +187,12 @@ def _dumper(member: str, indent: bool) -> Any:
     return functools.partial(orjson.dumps, option=option)
 
 
-@pytest.mark.parametrize("kind", ["api", "cjk"])
+@pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("layout", ["indent2", "compact"])
 @pytest.mark.parametrize("member", ["reference", "native", "orjson"])
-def test_fresh_objects(benchmark: Any, member: str, layout: str, kind: str) -> None:
-    benchmark.group = f"json_dumps_{layout}_fresh_{kind}"
-    text = _document_text(kind)
+def test_fresh_objects(benchmark: Any, member: str, layout: str, shape: str) -> None:
+    benchmark.group = f"json_dumps_{layout}_fresh_{shape}"
+    text = _document_text(shape)
     dump = _dumper(member, layout == "indent2")
     if member == "native":
         assert dump(json.loads(text)) == _dumper("reference", layout == "indent2")(json.loads(text))

@@ -244,6 +244,13 @@ def test_float_repr_examples() -> None:
         9.999999999999999e15,
         1e15,
         0.00009999,
+        # Where a shortest-digits formatter's layout is not Python's: one exponent digit, the decade below 1e-4.
+        1.5e-05,
+        -2.5e-07,
+        1e-09,
+        9.5e20,
+        1e100,
+        -1.2345e-05,
     ]
     assert_same(floats)
     assert_same({f: f for f in floats if f == f}, 2)
@@ -260,6 +267,10 @@ def test_float_repr_random_bit_patterns() -> None:
 
 def test_big_and_edge_ints() -> None:
     ints = [0, -1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 10**100, -(10**300), MyInt(2**90)]
+    # The edges of the one- and two-digit ints read in place (30-bit digits), both signs.
+    for edge in (2**30, 2**60):
+        ints += [v * sign for v in (edge - 1, edge, edge + 1) for sign in (1, -1)]
+    ints += [MyInt(2**30), MyInt(-(2**60)), True, False, 7, -300]
     assert_same(ints)
     assert_same(ints, 2)
     assert_same({i: i for i in ints})
@@ -562,6 +573,17 @@ def test_strings_and_items_are_read_in_place_on_supported_pythons() -> None:
     # losing the in-place reads would silently fall back to copies and API calls.
     assert _native._json_reads_str_in_place()
     assert _native._json_reads_items_in_place()
+    assert _native._json_reads_numbers_in_place()
+
+
+@pytest.mark.parametrize("indent", [None, 2, "\t", "→"])
+def test_text_built_in_place_is_an_ordinary_str(indent: Any) -> None:
+    # ASCII output is copied straight into a new str; it must behave as the decoded one does.
+    obj = {"k": ["é", 1.5, None, {"n": [1, 2]}], "": ""}
+    got, want = json_dumps(obj, indent=indent), json.dumps(obj, indent=indent)
+    assert got == want and hash(got) == hash(want) and got.isascii() == want.isascii()
+    assert {got: 1}[want] == 1 and got.encode() == want.encode() and len(got) == len(want)
+    assert json_dumps([]) == "[]" and json_dumps("") == '""'
 
 
 @pytest.mark.parametrize(
@@ -606,3 +628,25 @@ def test_large_outputs_across_the_bytes_buffer_growth_steps(total: int) -> None:
     # An error after the buffer has grown leaves nothing behind but the exception.
     items.append(object())
     assert outcome(lambda: _native.json_dumps_utf8(items)) == outcome(lambda: json.dumps(items))
+
+
+# ---------------------------------------------------------------------------
+# the benches' document shapes (benches/json_shapes.py), generated small
+
+
+def _shapes() -> Any:
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
+    import json_shapes
+
+    return json_shapes
+
+
+@pytest.mark.parametrize("shape", ["api", "chartable", "cjk", "events", "floats"])
+@pytest.mark.parametrize("seed", [7, 8])
+def test_bench_document_shapes_match_json_dumps(shape: str, seed: int) -> None:
+    document = _shapes().build_shape(shape, 150_000, seed)
+    assert abs(len(json.dumps(document)) - 150_000) < 150_000 * 0.05
+    assert_same(document)
+    assert_same(document, 2)
