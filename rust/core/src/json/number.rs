@@ -34,51 +34,30 @@ impl NumBuf {
             self.push(b);
         }
     }
-
-    /// Push the decimal digits of `v`, left-padded with zeros to `width`.
-    fn push_digits(&mut self, mut v: u64, width: usize) {
-        let mut tmp = [b'0'; 20];
-        let mut pos = tmp.len();
-        while v >= 100 {
-            let pair = (v % 100) as usize * 2;
-            v /= 100;
-            pos -= 2;
-            tmp[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        }
-        if v >= 10 {
-            let pair = v as usize * 2;
-            pos -= 2;
-            tmp[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        } else {
-            pos -= 1;
-            tmp[pos] = b'0' + v as u8;
-        }
-        let start = pos.min(tmp.len().saturating_sub(width));
-        self.extend(&tmp[start..]);
-    }
 }
 
-/// [`digits_of_ryu`] of a finite, non-negative `x`.
+/// [`digits_of_text`] of a finite, non-negative `x`.
 #[cfg(test)]
 fn shortest_digits(x: f64, digits: &mut NumBuf) -> i32 {
     let mut ryu_buf = ryu::Buffer::new();
-    digits_of_ryu(ryu_buf.format_finite(x).as_bytes(), digits)
+    digits_of_text(ryu_buf.format_finite(x).as_bytes(), digits)
 }
 
-/// The shortest round-trip decimal digits of a finite, non-negative number,
-/// given ryu's text of it, (no leading or trailing zeros) into `digits`;
-/// returns the decimal exponent of the first digit (`x = d.ddd * 10^exp`).
-/// Zero gives no digits.
-fn digits_of_ryu(text: &[u8], digits: &mut NumBuf) -> i32 {
-    // Ryu prints the shortest digits that read back as `x`, choosing the one
+/// The digits of a shortest round-trip text of a finite, non-negative number
+/// (ryu's or zmij's, positional or scientific), without leading or trailing
+/// zeros, into `digits`; returns the decimal exponent of the first digit
+/// (`x = d.ddd * 10^exp`). Zero gives no digits.
+fn digits_of_text(text: &[u8], digits: &mut NumBuf) -> i32 {
+    // Both print the shortest digits that read back as `x`, choosing the one
     // closest to `x` among equally short candidates, as Python's repr does.
-    // Its layout (positional or `e` notation) is not Python's, so only the
-    // digits and the exponent are taken from it.
+    // Their layouts are not always Python's, so only the digits and the
+    // exponent are taken from the text.
     let e_pos = text.iter().position(|&b| b == b'e').unwrap_or(text.len());
     let mut exp: i32 = 0;
     if let Some(exp_text) = text.get(e_pos + 1..) {
         let (neg, exp_digits) = match exp_text.split_first() {
             Some((b'-', rest)) => (true, rest),
+            Some((b'+', rest)) => (false, rest),
             _ => (false, exp_text),
         };
         for &d in exp_digits {
@@ -121,30 +100,40 @@ fn digits_of_ryu(text: &[u8], digits: &mut NumBuf) -> i32 {
 /// `-4..16` (`0.0001`, `123.0`, `1234567890123456.0`) and in scientific
 /// notation otherwise, with a signed exponent of at least two digits
 /// (`1e-05`, `1e+16`, `1.5e+300`).
+///
+/// This is the tests' oracle: ryu's digits (an independent shortest
+/// round-trip formatter) laid out by [`python_layout`], which knows nothing
+/// of the fast paths of [`write_float`].
+#[cfg(test)]
 fn format_float(x: f64) -> NumBuf {
     let mut out = NumBuf::new();
-    if x.is_nan() {
-        out.extend(b"NaN");
-        return out;
-    }
-    if x.is_infinite() {
-        out.extend(if x > 0.0 {
-            b"Infinity" as &[u8]
-        } else {
-            b"-Infinity"
-        });
+    if !x.is_finite() {
+        out.extend(non_finite(x));
         return out;
     }
     let mut ryu_buf = ryu::Buffer::new();
-    format_finite_from_ryu(x, ryu_buf.format_finite(x).as_bytes())
+    python_layout(x, ryu_buf.format_finite(x).as_bytes())
 }
 
-/// [`format_float`] of a finite `x`, given ryu's text of it.
-fn format_finite_from_ryu(x: f64, ryu_text: &[u8]) -> NumBuf {
+/// JSON's names of the non-finite values, as `json.dumps` writes them.
+fn non_finite(x: f64) -> &'static [u8] {
+    if x.is_nan() {
+        b"NaN"
+    } else if x > 0.0 {
+        b"Infinity"
+    } else {
+        b"-Infinity"
+    }
+}
+
+/// Python's repr of a finite `x` from any text of its shortest round-trip
+/// digits (positional or scientific, as ryu or zmij write them): the digits
+/// and exponent are read back and laid out Python's way.
+fn python_layout(x: f64, text: &[u8]) -> NumBuf {
     let mut out = NumBuf::new();
     let mut digit_buf = NumBuf::new();
-    let unsigned = ryu_text.strip_prefix(b"-").unwrap_or(ryu_text);
-    let exp = digits_of_ryu(unsigned, &mut digit_buf);
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    let exp = digits_of_text(unsigned, &mut digit_buf);
     let digits = digit_buf.as_bytes();
     if digits.is_empty() {
         // Zero: Python writes `0.0` / `-0.0`.
@@ -204,114 +193,50 @@ fn format_finite_from_ryu(x: f64, ryu_text: &[u8]) -> NumBuf {
     out
 }
 
-/// Whether ryu's text of a finite number is already Python's repr.
+/// Write a finite `x` from zmij's shortest round-trip text, as Python's repr.
 ///
-/// Both write the same shortest round-trip digits. Ryu writes them
-/// positionally (`123.0`, `0.5`, `0.00012`) while the decimal point falls
-/// within 16 digits to the right of the first digit or 5 to the left, Python
-/// within 16 to the right or 4 to the left, and positional texts agree
-/// character for character. So ryu's text is Python's unless it is in
-/// scientific notation (spelt differently: `1e16` vs `1e+16`) or is one of the
-/// positional texts Python writes in scientific notation: |x| in [1e-5, 1e-4),
-/// `0.0000d...`.
+/// zmij and Python choose the same digits (the shortest that read back as
+/// `x`, the closest of those, ties to even) and lay them out alike in most
+/// cases: positional from 1e-4 up to 1e16 (`0.00012`, `12.5`, `1200.0`),
+/// scientific otherwise with a sign and two or three exponent digits
+/// (`1.5e+300`, `2.5e-07`). Two cases differ and are fixed here: zmij writes
+/// a one-digit exponent alone (`e-7` where Python writes `e-07`), and it is
+/// positional one decade lower (`0.0000123`, Python's `1.23e-05`).
 #[inline]
-fn ryu_is_python(text: &[u8]) -> bool {
+fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text: &[u8]) {
+    let n = text.len();
+    if n >= 4 && text[n - 3] == b'e' {
+        // `de+d`: pad the exponent to two digits.
+        let mut out = [0u8; 32];
+        out[..n - 1].copy_from_slice(&text[..n - 1]);
+        out[n - 1] = b'0';
+        out[n] = text[n - 1];
+        sink.raw(&out[..=n]);
+        return;
+    }
     let unsigned = text.strip_prefix(b"-").unwrap_or(text);
-    !unsigned.starts_with(b"0.0000") && memchr::memchr(b'e', unsigned).is_none()
-}
-
-/// Powers of ten up to the most fraction digits [`short_decimal`] tries (all exact in f64).
-const POW10: [f64; 9] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8];
-/// Powers of ten as integers, for the positional digits.
-const POW10_INT: [u64; 9] = [
-    1,
-    10,
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
-/// 2^51: scaled values stay below it (see [`short_decimal`]).
-const TWO_51: f64 = 2_251_799_813_685_248.0;
-/// 2^52: adding and subtracting it rounds a value in [0, 2^51) to the nearest integer.
-const TWO_52: f64 = 4_503_599_627_370_496.0;
-
-/// Python's repr of a finite `x` that is a short decimal: at most eight
-/// digits after the point and at least 1e-4 in magnitude (`12.5`, `0.07`,
-/// `1200.0`). `None` for any other value.
-///
-/// This is the common case in real data (prices, ratings, measurements), and
-/// the one ryu is slowest at: it derives 17 digits and strips them one by one.
-///
-/// Why it is exact. Let a = |x|, and k <= 8 with a * 10^k < 2^51. The reals
-/// that round to a lie within ulp(a) / 2 <= a * 2^-53 of it, so scaled by
-/// 10^k within 0.25 of a * 10^k: at most one integer m is in there, and its
-/// decimal m / 10^k reads back as x exactly when the correctly rounded
-/// division m / 10^k gives a. The computed product is within 0.125 of the
-/// exact one, so rounding it finds that m when it exists. The smallest such
-/// k gives the shortest digits (a decimal with more fraction digits has at
-/// least as many significant ones, and the same number only across a power of
-/// ten, farther from x than the rounding interval reaches), which is what
-/// Python's repr writes, in positional form since 1e-4 <= m / 10^k < 1e16.
-/// Before trying each k, one test at the largest k rules out the values with
-/// no such decimal at all (most values with 17 significant digits): if some
-/// k works, the scaled value there is within 1.5 ulp of an integer.
-fn short_decimal(x: f64) -> Option<NumBuf> {
-    let a = x.abs();
-    let mut k_max = POW10.len() - 1;
-    while a * POW10[k_max] >= TWO_51 {
-        k_max = k_max.checked_sub(1)?;
+    if unsigned.starts_with(b"0.0000") {
+        sink.raw(python_layout(x, text).as_bytes());
+        return;
     }
-    let y = a * POW10[k_max];
-    if (y - ((y + TWO_52) - TWO_52)).abs() > y * (1.0 / TWO_52) * 4.0 {
-        return None;
-    }
-    let (k, m) = (0..=k_max).find_map(|k| {
-        let m = (a * POW10[k] + TWO_52) - TWO_52;
-        (m / POW10[k] == a).then_some((k, m as u64))
-    })?;
-    if k > 4 && m < POW10_INT[k - 4] {
-        return None; // below 1e-4: Python writes it in scientific notation
-    }
-    let mut out = NumBuf::new();
-    if x.is_sign_negative() {
-        out.push(b'-');
-    }
-    out.push_digits(m / POW10_INT[k], 1);
-    out.push(b'.');
-    if k == 0 {
-        out.push(b'0');
-    } else {
-        out.push_digits(m % POW10_INT[k], k);
-    }
-    Some(out)
+    sink.raw(text);
 }
 
 /// Append Python's float repr of `x` (JSON spelling for NaN and infinities).
 pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
     if x.is_finite() {
-        if let Some(text) = short_decimal(x) {
-            sink.raw(text.as_bytes());
-            return;
-        }
-        let mut buf = ryu::Buffer::new();
-        let text = buf.format_finite(x).as_bytes();
-        if ryu_is_python(text) {
-            sink.raw(text);
-        } else {
-            sink.raw(format_finite_from_ryu(x, text).as_bytes());
-        }
+        let mut buf = zmij::Buffer::new();
+        write_zmij_as_python(sink, x, buf.format_finite(x).as_bytes());
         return;
     }
-    sink.raw(format_float(x).as_bytes());
+    sink.raw(non_finite(x));
 }
 
 /// Python's float repr of `x` as a `String` (JSON spelling for non-finite values).
 pub fn float_repr(x: f64) -> String {
-    String::from_utf8_lossy(format_float(x).as_bytes()).into_owned()
+    let mut out = Vec::new();
+    write_float(&mut out, x);
+    String::from_utf8(out).expect("float text is ASCII")
 }
 
 static DIGIT_PAIRS: &[u8; 200] = b"\
@@ -430,7 +355,7 @@ mod tests {
     }
 
     #[test]
-    fn short_decimals_take_the_fast_path_and_match_python() {
+    fn short_decimals_match_python() {
         let cases: &[(f64, &str)] = &[
             (0.0, "0.0"),
             (-0.0, "-0.0"),
@@ -448,28 +373,16 @@ mod tests {
             (22517998.12, "22517998.12"),
             (1.7e9 + 0.125, "1700000000.125"),
             (2251799813685247.0, "2251799813685247.0"),
+            (0.00005, "5e-05"),
+            (-0.000012345, "-1.2345e-05"),
         ];
         for &(x, want) in cases {
-            let fast = short_decimal(x).unwrap_or_else(|| panic!("{x} missed the fast path"));
-            assert_eq!(std::str::from_utf8(fast.as_bytes()).unwrap(), want);
             assert_eq!(float_repr(x), want);
-        }
-        // Not short, or Python's scientific range: left to the general path.
-        for x in [
-            0.1 + 0.2,
-            1e-5,
-            0.00005,
-            1e16,
-            1.0 / 3.0,
-            5e-324,
-            2251799813685248.0 + 2.0,
-        ] {
-            assert!(short_decimal(x).is_none(), "{x}");
         }
     }
 
     #[test]
-    fn ryu_text_is_used_only_where_it_is_python_repr() {
+    fn zmij_text_fixed_up_agrees_with_the_ryu_oracle() {
         let mut next = crate::test_rng::xorshift(0x1319_8a2e_0370_7344);
         let check = |x: f64| {
             let mut fast = Vec::new();
