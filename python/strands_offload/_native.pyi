@@ -40,6 +40,7 @@ __all__ += [
     "_json_dumps_len_exact",
     "_json_reads_str_in_place",
     "_json_reads_items_in_place",
+    "_json_reads_numbers_in_place",
 ]
 
 def json_dumps(obj: object, *, indent: int | str | None = None) -> str:
@@ -68,6 +69,9 @@ def _json_reads_str_in_place() -> bool:
 
 def _json_reads_items_in_place() -> bool:
     """Whether list and tuple items are read from the objects (layout probed at import)."""
+
+def _json_reads_numbers_in_place() -> bool:
+    """Whether exact ints (below 2**60) and floats are read from the objects (layouts probed at import)."""
 
 # the block meter
 __all__ += ["BlockMeter"]

@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyString};
 mod bytes_out;
 mod errors;
 mod guard;
+mod numbers;
 mod objects;
 mod stack_room;
 mod text;
@@ -50,6 +51,9 @@ struct Walked<S> {
     sink: S,
     /// Length of the compact text, when the walk could tell it.
     compact_len: Option<usize>,
+    /// Whether the text is ASCII: it always is (ensure_ascii) unless the
+    /// indent string is not.
+    ascii: bool,
 }
 
 /// Walk `obj` into `sink` with `indent`'s layout.
@@ -65,6 +69,10 @@ fn walk<S: Sink>(
 ) -> PyResult<Option<Walked<S>>> {
     let Some(layout) = layout_for(indent)? else {
         return Ok(None);
+    };
+    let ascii = match &layout {
+        Layout::Compact => true,
+        Layout::Indent(text) => text.is_ascii(),
     };
     let path = OpenPath::default();
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
@@ -86,6 +94,7 @@ fn walk<S: Sink>(
             Ok(Some(Walked {
                 sink: walker.w.into_sink(),
                 compact_len,
+                ascii,
             }))
         }
         Err(WalkError::HandToJson) => Ok(None),
@@ -158,7 +167,12 @@ fn dumps_text<'py>(
         return Ok(None);
     };
     let mut out = walked.sink;
-    let text = text_from_buffer(py, &out);
+    let in_place = if walked.ascii {
+        text::ascii_str(py, &out)
+    } else {
+        None
+    };
+    let text = in_place.unwrap_or_else(|| text_from_buffer(py, &out));
     if out.capacity() <= MAX_SPARE_BUFFER {
         out.clear();
         SPARE_BUFFER.with(|b| b.replace(out));
@@ -337,9 +351,17 @@ fn _json_reads_items_in_place() -> bool {
     objects::reads_items_in_place()
 }
 
+/// Whether exact ints and floats are read from the objects (see `numbers`);
+/// for tests, which expect it on every supported CPython.
+#[pyfunction]
+fn _json_reads_numbers_in_place() -> bool {
+    numbers::reads_in_place()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text::init(m.py());
     objects::init(m.py());
+    numbers::init(m.py());
     m.add_function(wrap_pyfunction!(json_dumps, m)?)?;
     m.add_function(wrap_pyfunction!(json_dumps_len, m)?)?;
     m.add_function(wrap_pyfunction!(_json_dumps_exact, m)?)?;
@@ -348,5 +370,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_dumps_utf8_with_len, m)?)?;
     m.add_function(wrap_pyfunction!(_json_reads_str_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(_json_reads_items_in_place, m)?)?;
+    m.add_function(wrap_pyfunction!(_json_reads_numbers_in_place, m)?)?;
     Ok(())
 }

@@ -168,6 +168,40 @@ impl CompactLayout {
 
 static LAYOUT: OnceLock<Option<CompactLayout>> = OnceLock::new();
 
+extern "C" {
+    /// Outside the limited API, exported by every CPython this package
+    /// supports: a new compact string of `size` characters up to `maxchar`.
+    fn PyUnicode_New(size: ffi::Py_ssize_t, maxchar: ffi::Py_UCS4) -> *mut ffi::PyObject;
+}
+
+/// A new `str` of the ASCII bytes `ascii`, copied straight into its storage
+/// where the layout is known: `PyUnicode_FromStringAndSize` would decode
+/// (scan for non-ASCII bytes) what the caller knows to be ASCII. `None`
+/// where the layout is not known.
+pub(crate) fn ascii_str<'py>(
+    py: Python<'py>,
+    ascii: &[u8],
+) -> Option<PyResult<Bound<'py, PyString>>> {
+    debug_assert!(ascii.is_ascii());
+    let Some(Some(layout)) = LAYOUT.get() else {
+        return None;
+    };
+    // SAFETY: a fresh compact ASCII string of `len` characters has room for
+    // them at `ascii_data` (checked by the import probe, which reads and
+    // writes one); `PyUnicode_New` wrote the terminating NUL.
+    unsafe {
+        let obj = PyUnicode_New(ascii.len() as ffi::Py_ssize_t, 127);
+        if obj.is_null() {
+            return Some(Err(PyErr::fetch(py)));
+        }
+        let data = obj.cast::<u8>().add(layout.ascii_data);
+        std::ptr::copy_nonoverlapping(ascii.as_ptr(), data, ascii.len());
+        Some(Ok(
+            Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyString>()
+        ))
+    }
+}
+
 /// Decide once, at import, whether strings are read in place.
 pub(crate) fn init(py: Python<'_>) {
     LAYOUT.get_or_init(|| probe(py));
@@ -203,6 +237,23 @@ fn probe(py: Python<'_>) -> Option<CompactLayout> {
         if !got.iter().copied().eq(sample.chars().map(u32::from)) {
             return None;
         }
+    }
+    // Writing: a string built in place must read back as the text written.
+    let sample = b"json in place";
+    // SAFETY: a fresh ASCII string of the sample's length, written before it
+    // is shared; GIL held.
+    let written = unsafe {
+        let obj = PyUnicode_New(sample.len() as ffi::Py_ssize_t, 127);
+        if obj.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let data = obj.cast::<u8>().add(layout.ascii_data);
+        std::ptr::copy_nonoverlapping(sample.as_ptr(), data, sample.len());
+        Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyString>()
+    };
+    if written.to_str().ok() != Some("json in place") {
+        return None;
     }
     Some(layout)
 }

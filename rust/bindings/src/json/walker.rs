@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 
 use super::errors::{bad_key, not_serializable};
 use super::guard::OpenPath;
+use super::numbers::{exact_float, exact_int};
 use super::objects::{own_iter, prefetch, Dict, Items, List, Owned, Tuple};
 use super::text::text_of;
 
@@ -102,9 +103,17 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return self.string(obj);
         }
         if tp == &raw mut ffi::PyLong_Type {
+            if let Some(v) = exact_int(obj) {
+                self.w.int(v);
+                return Ok(());
+            }
             return self.int(obj, false);
         }
         if tp == &raw mut ffi::PyFloat_Type {
+            if let Some(v) = exact_float(obj) {
+                self.w.float(v);
+                return Ok(());
+            }
             return self.float(obj, false);
         }
         if tp == &raw mut ffi::PyDict_Type {
