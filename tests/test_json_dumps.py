@@ -576,6 +576,28 @@ def test_strings_and_items_are_read_in_place_on_supported_pythons() -> None:
     assert _native._json_reads_numbers_in_place()
 
 
+def test_dicts_of_every_table_shape() -> None:
+    # Members are read from the table itself: str-keyed and mixed-key tables, 1-, 2- and
+    # 4-byte indices, deleted slots, a table emptied and refilled, and split tables
+    # (instance dicts, left to the API).
+    class Point:
+        def __init__(self, x: int, y: int) -> None:
+            self.x, self.y = x, y
+
+    big = {f"k{i}": i for i in range(100_000)}
+    holes = {str(i): [i] for i in range(1_000)}
+    for i in range(0, 1_000, 7):
+        del holes[str(i)]
+    refilled = {"a": 1, "b": 2}
+    refilled.clear()
+    refilled.update(z=26, y=25)
+    mixed = {1: "one", "two": 2, None: [], 2.5: {}, True: "t", 10**30: "big"}
+    split = vars(Point(1, 2))
+    for obj in (big, holes, refilled, mixed, split, [split, Point(3, 4).__dict__], {"nested": holes}):
+        assert_same(obj)
+        assert_same(obj, 2)
+
+
 @pytest.mark.parametrize("indent", [None, 2, "\t", "→"])
 def test_text_built_in_place_is_an_ordinary_str(indent: Any) -> None:
     # ASCII output is copied straight into a new str; it must behave as the decoded one does.

@@ -68,7 +68,7 @@ def _json_reads_str_in_place() -> bool:
     """Whether ``str`` characters are read in place (known layout, probed at import)."""
 
 def _json_reads_items_in_place() -> bool:
-    """Whether list and tuple items are read from the objects (layout probed at import)."""
+    """Whether list and tuple items and dict members are read from the objects (layouts probed at import)."""
 
 def _json_reads_numbers_in_place() -> bool:
     """Whether exact ints (below 2**60) and floats are read from the objects (layouts probed at import)."""

@@ -344,11 +344,12 @@ fn _json_reads_str_in_place() -> bool {
     text::reads_in_place()
 }
 
-/// Whether list and tuple items are read from the objects (see `objects`);
-/// for tests, which expect it on every supported CPython.
+/// Whether list and tuple items, and the members of exact dicts with a
+/// combined table, are read from the objects (see `objects`); for tests,
+/// which expect it on every supported CPython.
 #[pyfunction]
 fn _json_reads_items_in_place() -> bool {
-    objects::reads_items_in_place()
+    objects::reads_items_in_place() && objects::reads_dicts_in_place()
 }
 
 /// Whether exact ints and floats are read from the objects (see `numbers`);

@@ -47,6 +47,12 @@ static DIRECT_ITEMS: OnceLock<bool> = OnceLock::new();
 /// Decide once, at import, whether list and tuple items are read directly.
 pub(crate) fn init(py: Python<'_>) {
     DIRECT_ITEMS.get_or_init(|| probe(py).unwrap_or(false));
+    DICT_LAYOUT.get_or_init(|| {
+        probe_dicts(py).unwrap_or_else(|e| {
+            drop(e);
+            None
+        })
+    });
 }
 
 fn probe(py: Python<'_>) -> PyResult<bool> {
@@ -206,6 +212,168 @@ impl Items for Tuple {
     }
 }
 
+/// `PyDictObject` (3.10-3.13, default build): the used count, a version or
+/// watcher tag, the keys table, and the values array of a split table.
+#[repr(C)]
+struct DictHead {
+    refcnt: ffi::Py_ssize_t,
+    ty: *mut ffi::PyTypeObject,
+    used: ffi::Py_ssize_t,
+    tag: u64,
+    keys: *const u8,
+    values: *const u8,
+}
+
+/// The start of `PyDictKeysObject` in 3.11-3.13 (default build).
+#[repr(C)]
+struct Keys311 {
+    refcnt: ffi::Py_ssize_t,
+    log2_size: u8,
+    log2_index_bytes: u8,
+    kind: u8,
+    version: u32,
+    usable: ffi::Py_ssize_t,
+    nentries: ffi::Py_ssize_t,
+}
+
+/// The start of `PyDictKeysObject` in 3.10.
+#[repr(C)]
+struct Keys310 {
+    refcnt: ffi::Py_ssize_t,
+    size: ffi::Py_ssize_t,
+    lookup: *const u8,
+    usable: ffi::Py_ssize_t,
+    nentries: ffi::Py_ssize_t,
+}
+
+/// `dk_kind` of a table whose keys are not all `str` (entries keep the hash).
+const KEYS_GENERAL: u8 = 0;
+
+/// How a combined dict's entries are laid out on this interpreter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DictLayout {
+    /// 3.10: indices sized by the table size, entries of hash, key, value.
+    V310,
+    /// 3.11-3.13: indices of `1 << log2_index_bytes` bytes, entries of key
+    /// and value unless the table is general.
+    V311,
+}
+
+static DICT_LAYOUT: OnceLock<Option<DictLayout>> = OnceLock::new();
+
+/// The entries of a combined table: where they start, how many slots are
+/// used, and the words per entry (the key is at word `stride - 2`, the
+/// value right after it).
+///
+/// # Safety
+/// `head` must be a live exact dict with a combined table; GIL held.
+#[inline(always)]
+unsafe fn entries(
+    layout: DictLayout,
+    head: *const DictHead,
+) -> (*const *mut ffi::PyObject, usize, usize) {
+    let keys = (*head).keys;
+    match layout {
+        DictLayout::V311 => {
+            let k = keys.cast::<Keys311>();
+            let indices = keys.add(std::mem::size_of::<Keys311>());
+            let start = indices.add(1usize << (*k).log2_index_bytes);
+            let stride = if (*k).kind == KEYS_GENERAL { 3 } else { 2 };
+            (start.cast(), (*k).nentries as usize, stride)
+        }
+        DictLayout::V310 => {
+            let k = keys.cast::<Keys310>();
+            let size = (*k).size as usize;
+            let index_bytes = match size {
+                0..=0xff => 1,
+                0x100..=0xffff => 2,
+                0x1_0000..=0xffff_ffff => 4,
+                _ => 8,
+            };
+            let indices = keys.add(std::mem::size_of::<Keys310>());
+            (
+                indices.add(size * index_bytes).cast(),
+                (*k).nentries as usize,
+                3,
+            )
+        }
+    }
+}
+
+/// Member after position `pos` of a combined table, read in place.
+///
+/// # Safety
+/// As [`entries`].
+#[inline(always)]
+unsafe fn next_in_place(
+    layout: DictLayout,
+    head: *const DictHead,
+    pos: &mut ffi::Py_ssize_t,
+) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+    let (start, used, stride) = entries(layout, head);
+    let mut i = usize::try_from(*pos).ok()?;
+    while i < used {
+        let entry = start.add(i * stride + stride - 2);
+        let value = *entry.add(1);
+        i += 1;
+        if !value.is_null() {
+            *pos = i as ffi::Py_ssize_t;
+            return Some((*entry, value));
+        }
+    }
+    *pos = i as ffi::Py_ssize_t;
+    None
+}
+
+fn probe_dicts(py: Python<'_>) -> PyResult<Option<DictLayout>> {
+    if !cfg!(all(target_pointer_width = "64", target_endian = "little")) {
+        return Ok(None);
+    }
+    let version = py.version_info();
+    let layout = match (version.major, version.minor) {
+        (3, 10) => DictLayout::V310,
+        (3, 11..=13) => DictLayout::V311,
+        _ => return Ok(None),
+    };
+    // str keys, mixed keys, deletions, and tables with 1- and 2-byte indices
+    // (the tests dump tables with 4-byte indices on every supported version).
+    let code = c"samples = [\n    {'a': 1, 'b': [2], 'c': None},\n    {1: 'x', 'k': 2.5, None: 0, (1, 2): 3},\n    {str(i): i for i in range(300)},\n    {i: str(i) for i in range(300)},\n]\ngone = {str(i): i for i in range(50)}\nfor i in range(0, 50, 3):\n    del gone[str(i)]\nsamples.append(gone)\n";
+    let module = PyModule::from_code(py, code, c"strands_offload_dict_probe.py", c"_dict_probe")?;
+    let samples = module.getattr("samples")?;
+    for sample in samples.try_iter()? {
+        let sample = sample?;
+        let p = sample.as_ptr();
+        // SAFETY: live exact dicts, GIL held; a split table is not read in place.
+        let same = unsafe {
+            let head = p.cast::<DictHead>().cast_const();
+            if !(*head).values.is_null() || (*head).used != ffi::PyDict_Size(p) {
+                return Ok(None);
+            }
+            let (mut a, mut b) = (0, 0);
+            loop {
+                let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
+                let api = (ffi::PyDict_Next(p, &mut a, &mut k, &mut v) != 0).then_some((k, v));
+                let ours = next_in_place(layout, head, &mut b);
+                if api != ours {
+                    break false;
+                }
+                if api.is_none() {
+                    break true;
+                }
+            }
+        };
+        if !same {
+            return Ok(None);
+        }
+    }
+    Ok(Some(layout))
+}
+
+/// Whether exact dicts are read in place on this interpreter.
+pub(crate) fn reads_dicts_in_place() -> bool {
+    matches!(DICT_LAYOUT.get(), Some(Some(_)))
+}
+
 /// A `dict` (exact, when iterated over its own storage with [`Dict::next`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Dict(*mut ffi::PyObject);
@@ -228,15 +396,25 @@ impl Dict {
         unsafe { ffi::PyDict_Size(self.0) == 0 }
     }
 
-    /// The member after position `pos` (borrowed key and value), advancing it.
+    /// The member after position `pos` (borrowed key and value), advancing
+    /// it: read from a combined table in place when its layout is known (the
+    /// table is looked up afresh on every call, so a dict changed by Python
+    /// code in between is read as it is then, as `PyDict_Next` reads it).
     ///
     /// # Safety
-    /// The GIL must be held and the dict alive.
+    /// The GIL must be held and the dict, of exact type `dict`, alive.
     #[inline(always)]
     pub(crate) unsafe fn next(
         self,
         pos: &mut ffi::Py_ssize_t,
     ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+        debug_assert!(ffi::PyDict_CheckExact(self.0) != 0);
+        if let Some(Some(layout)) = DICT_LAYOUT.get() {
+            let head = self.0.cast::<DictHead>().cast_const();
+            if (*head).values.is_null() {
+                return next_in_place(*layout, head, pos);
+            }
+        }
         let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
         (ffi::PyDict_Next(self.0, pos, &mut k, &mut v) != 0).then_some((k, v))
     }
