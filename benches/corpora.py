@@ -74,3 +74,36 @@ def logs(size: int = MB) -> str:
             f'latency_ms={rnd.random() * 250:.2f} user_agent="agent/{rnd.randrange(1, 9)}.{rnd.randrange(10)}"\n'
         )
     return fill(lines, size)
+
+
+@functools.cache
+def package_logs(size: int) -> str:
+    """Real logs of this machine's package manager (dpkg, apt, update-alternatives), interleaved
+    file by file as found, repeated and cut to ``size`` characters. Their shape is other than the
+    synthetic service log's: short lines, package names and versions, no request ids."""
+    parts: list[str] = []
+    for name in ("dpkg.log", "apt/history.log", "apt/term.log", "alternatives.log"):
+        path = Path("/var/log") / name
+        if path.is_file():
+            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+    if not parts:
+        raise FileNotFoundError("no package-manager logs under /var/log")
+    return fill(parts, size)
+
+
+@functools.cache
+def c_headers(size: int) -> str:
+    """The C headers under /usr/include (libc's and the -dev packages'), in path order, cut to
+    ``size`` bytes: source of another shape than Python's (macros, prototypes, long comments)."""
+    parts: list[str] = []
+    total = 0
+    for path in sorted(Path("/usr/include").rglob("*.h")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        parts.append(text)
+        total += len(text.encode("utf-8"))
+        if total >= size:
+            break
+    return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
