@@ -98,7 +98,7 @@ fn walk<S: Sink>(
             }))
         }
         Err(WalkError::HandToJson) => Ok(None),
-        Err(WalkError::Python(error)) => Err(error),
+        Err(WalkError::Python(error)) => Err(*error),
     }
 }
 

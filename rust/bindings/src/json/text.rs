@@ -258,6 +258,20 @@ fn probe(py: Python<'_>) -> Option<CompactLayout> {
     Some(layout)
 }
 
+/// The characters of a compact `str`, read in place; `None` when they are
+/// not (another interpreter version, a string of another form): then
+/// [`text_of`] reads them.
+///
+/// # Safety
+/// `obj` must be a live `str` and the GIL held; the units must not outlive it.
+#[inline(always)]
+pub(crate) unsafe fn units_in_place<'a>(obj: *mut ffi::PyObject) -> Option<Units<'a>> {
+    match LAYOUT.get() {
+        Some(Some(layout)) => layout.units(obj),
+        _ => None,
+    }
+}
+
 /// The characters of a `str` (or subclass) object.
 ///
 /// # Safety
@@ -265,10 +279,8 @@ fn probe(py: Python<'_>) -> Option<CompactLayout> {
 /// outlive it.
 #[inline(always)]
 pub(crate) unsafe fn text_of<'a>(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<Text<'a>> {
-    if let Some(Some(layout)) = LAYOUT.get() {
-        if let Some(units) = layout.units(obj) {
-            return Ok(Text::Borrowed(units));
-        }
+    if let Some(units) = units_in_place(obj) {
+        return Ok(Text::Borrowed(units));
     }
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(obj, &mut size);

@@ -18,15 +18,18 @@ use super::errors::{bad_key, not_serializable};
 use super::guard::OpenPath;
 use super::numbers::{exact_float, exact_int};
 use super::objects::{own_iter, prefetch, Dict, Items, List, Owned, Tuple};
-use super::text::text_of;
+use super::text::{text_of, units_in_place};
 
 /// Items fetched (and prefetched) at a time from a container.
 const BATCH: usize = 8;
 
 /// Why a walk stopped.
+///
+/// Two words at most, so that the result of every value written travels in
+/// registers (a bare `PyErr` would make each `Walk<()>` a stack round trip).
 pub(crate) enum WalkError {
     /// A Python exception, to raise as it is.
-    Python(PyErr),
+    Python(Box<PyErr>),
     /// A value only `json` itself writes the way `json` does (a container
     /// subclass that is true but iterates to nothing, under the pure-Python
     /// encoder, where `json` writes malformed text): the caller hands the
@@ -35,8 +38,9 @@ pub(crate) enum WalkError {
 }
 
 impl From<PyErr> for WalkError {
+    #[cold]
     fn from(err: PyErr) -> Self {
-        WalkError::Python(err)
+        WalkError::Python(Box::new(err))
     }
 }
 
@@ -160,7 +164,21 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         Err(not_serializable(self.py, obj).into())
     }
 
+    /// A string: read in place, inline (most values and keys written are
+    /// strings), or through [`Walker::string_by_api`].
+    #[inline(always)]
     unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
+        match units_in_place(obj) {
+            Some(units) => {
+                self.w.string_units(units);
+                Ok(())
+            }
+            None => self.string_by_api(obj),
+        }
+    }
+
+    #[inline(never)]
+    unsafe fn string_by_api(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
         let text = text_of(self.py, obj)?;
         self.w.string_units(text.units());
         Ok(())
@@ -567,3 +585,5 @@ unsafe fn exact_scalar(obj: *mut ffi::PyObject) -> bool {
         || tp == &raw mut ffi::PyBool_Type
         || obj == ffi::Py_None()
 }
+
+const _: () = assert!(std::mem::size_of::<Walk<()>>() <= 16);

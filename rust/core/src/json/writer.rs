@@ -2,7 +2,7 @@
 //! over a [`Sink`] that either collects the text or only counts it.
 
 use super::escape::{escape_raw, escape_room, escaped_len, Units};
-use super::number::{write_float, write_i64};
+use super::number::{i64_len, put_i64, write_float, write_i64, I64_MAX_LEN};
 
 /// Where JSON text goes: a byte buffer, or a counter.
 pub trait Sink {
@@ -17,6 +17,15 @@ pub trait Sink {
 
     /// Bytes written so far.
     fn written(&self) -> usize;
+
+    /// Append the decimal text of `v`.
+    #[inline]
+    fn int(&mut self, v: i64) {
+        let mut buf = [0u8; I64_MAX_LEN];
+        // SAFETY: the buffer has room for the longest text.
+        let n = unsafe { put_i64(buf.as_mut_ptr(), v) };
+        self.raw(&buf[..n]);
+    }
 }
 
 /// A [`Sink`] that only measures: `len` is the byte length written so far.
@@ -45,6 +54,11 @@ impl Sink for LenSink {
     #[inline]
     fn written(&self) -> usize {
         self.len
+    }
+
+    #[inline]
+    fn int(&mut self, v: i64) {
+        self.len += i64_len(v);
     }
 }
 
@@ -169,6 +183,17 @@ impl<B: ByteBuf> Sink for B {
     #[inline(always)]
     fn written(&self) -> usize {
         self.filled()
+    }
+
+    /// Digits stored straight into the buffer: no stack copy, no variable-length copy.
+    #[inline(always)]
+    fn int(&mut self, v: i64) {
+        let dst = self.room(I64_MAX_LEN);
+        // SAFETY: `room` gave the longest text's room; its length is committed.
+        unsafe {
+            let n = put_i64(dst, v);
+            self.commit(n);
+        }
     }
 }
 
@@ -334,16 +359,19 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write `null`.
+    #[inline]
     pub fn null(&mut self) {
         self.sink.raw(b"null");
     }
 
     /// Write `true` or `false`.
+    #[inline]
     pub fn boolean(&mut self, v: bool) {
         self.sink.raw(if v { b"true" } else { b"false" });
     }
 
     /// Write an integer.
+    #[inline]
     pub fn int(&mut self, v: i64) {
         write_i64(&mut self.sink, v);
     }
@@ -364,6 +392,7 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write a quoted, escaped string held in any code units.
+    #[inline(always)]
     pub fn string_units(&mut self, text: Units<'_>) {
         self.sink.quoted(text);
     }
