@@ -1,4 +1,4 @@
-"""Regenerate the keyword scorer's word-character tables from Python's own ``re`` module.
+r"""Regenerate the keyword scorer's word-character tables from Python's own ``re`` module.
 
 Each table lists, as inclusive ranges, every code point that the running interpreter's ``re``
 matches with ``\\w`` on ``str`` patterns (``str.isalnum()`` plus ``_``), so the Rust keyword scorer
@@ -32,7 +32,7 @@ SUPPORTED = ("3.10", "3.11", "3.12", "3.13")
 
 
 def word_ranges() -> list[tuple[int, int]]:
-    """Return the inclusive code-point ranges this interpreter's ``re`` matches with ``\\w``."""
+    r"""Return the inclusive code-point ranges this interpreter's ``re`` matches with ``\\w``."""
     word = re.compile(r"\w")
     ranges: list[tuple[int, int]] = []
     for code in range(sys.maxunicode + 1):
