@@ -102,38 +102,43 @@ fn probe(py: Python<'_>) -> Layouts {
         1 << 60,
         i64::MIN,
     ];
-    let int_ok = ints.iter().all(|&v| {
-        // SAFETY: a new int, alive until the decref; GIL held.
-        unsafe {
-            let obj = ffi::PyLong_FromLongLong(v);
-            if obj.is_null() {
-                ffi::PyErr_Clear();
-                return false;
-            }
-            let got = small_int_with(candidate, obj);
-            ffi::Py_DecRef(obj);
-            // Two digits or fewer are read; the rest is the API's.
-            got == (v.unsigned_abs() < 1 << 60).then_some(v)
-        }
+    // Two digits or fewer are read; the rest is the API's.
+    let int_ok = all_read_back(&ints, ffi::PyLong_FromLongLong, |v, obj| {
+        // SAFETY: a live int (see `all_read_back`).
+        unsafe { small_int_with(candidate, obj) == (v.unsigned_abs() < 1 << 60).then_some(v) }
     });
     let floats = [0.0, -0.0, 1.5, -2.5e-300, 1.7976931348623157e308, f64::NAN];
-    let float_ok = floats.iter().all(|&v| {
-        // SAFETY: as above.
-        unsafe {
-            let obj = ffi::PyFloat_FromDouble(v);
-            if obj.is_null() {
-                ffi::PyErr_Clear();
-                return false;
-            }
-            let got = (*obj.cast::<FloatLayout>()).value;
-            ffi::Py_DecRef(obj);
-            got.to_bits() == v.to_bits()
-        }
+    let float_ok = all_read_back(&floats, ffi::PyFloat_FromDouble, |v: f64, obj| {
+        // SAFETY: a live float (see `all_read_back`).
+        unsafe { (*obj.cast::<FloatLayout>()).value.to_bits() == v.to_bits() }
     });
     Layouts {
         int: int_ok.then_some(candidate),
         float: float_ok,
     }
+}
+
+/// Whether each of `values`, made into an object by `make`, reads back as
+/// `agrees` says; a value that cannot be made fails the probe.
+fn all_read_back<T: Copy>(
+    values: &[T],
+    make: unsafe extern "C" fn(T) -> *mut ffi::PyObject,
+    agrees: impl Fn(T, *mut ffi::PyObject) -> bool,
+) -> bool {
+    values.iter().all(|&v| {
+        // SAFETY: the GIL is held (import time); the new object is alive
+        // while `agrees` reads it and released after.
+        unsafe {
+            let obj = make(v);
+            if obj.is_null() {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            let ok = agrees(v, obj);
+            ffi::Py_DecRef(obj);
+            ok
+        }
+    })
 }
 
 /// The value of an int of at most two digits, read by `layout`.

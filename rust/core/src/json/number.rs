@@ -223,13 +223,23 @@ fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text: &[u8]) {
 }
 
 /// Append Python's float repr of `x` (JSON spelling for NaN and infinities).
+#[inline]
 pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
-    if x.is_finite() {
-        let mut buf = zmij::Buffer::new();
-        write_zmij_as_python(sink, x, buf.format_finite(x).as_bytes());
+    if !x.is_finite() {
+        sink.raw(non_finite(x));
         return;
     }
-    sink.raw(non_finite(x));
+    let mut buf = zmij::Buffer::new();
+    let text = buf.format_finite(x).as_bytes();
+    // Both differences (see `write_zmij_as_python`) lie below 1e-4 in
+    // magnitude, where the shortest text of `x` is below 0.0001 exactly when
+    // `x` is below the double nearest it (rounding keeps order). Deciding on
+    // the value spares reading back the bytes zmij has only just stored.
+    if x.abs() < 1e-4 && x != 0.0 {
+        write_zmij_as_python(sink, x, text);
+    } else {
+        sink.raw(text);
+    }
 }
 
 /// Python's float repr of `x` as a `String` (JSON spelling for non-finite values).
@@ -453,6 +463,14 @@ mod tests {
                 _ => -((state % 1_000_000) as f64) / 100.0,
             };
             check(x);
+        }
+        // The doubles next to 1e-4 and 1e16, where the layout is decided on the value.
+        for edge in [1e-4f64, 1e16] {
+            for step in -3i64..=3 {
+                let x = f64::from_bits(edge.to_bits().wrapping_add_signed(step));
+                check(x);
+                check(-x);
+            }
         }
         // The edges of Python's positional range, on both sides and both signs.
         for e in -30..30 {
