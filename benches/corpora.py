@@ -35,12 +35,12 @@ def code(size: int = MB) -> str:
     return fill(parts, size)
 
 
-@functools.cache
-def stdlib_code(size: int) -> str:
-    """The whole standard library's sources (subpackages too), concatenated and cut to ``size`` bytes."""
+def source_files(paths: list[Path], size: int) -> str:
+    """The UTF-8 files among ``paths``, in order, concatenated and cut to ``size`` bytes (never
+    inside a character); files that do not decode are skipped."""
     parts: list[str] = []
     total = 0
-    for path in sorted(STDLIB.rglob("*.py")):
+    for path in paths:
         try:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
@@ -50,6 +50,12 @@ def stdlib_code(size: int) -> str:
         if total >= size:
             break
     return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+@functools.cache
+def stdlib_code(size: int) -> str:
+    """The whole standard library's sources (subpackages too), concatenated and cut to ``size`` bytes."""
+    return source_files(sorted(STDLIB.rglob("*.py")), size)
 
 
 @functools.cache
@@ -95,15 +101,4 @@ def package_logs(size: int) -> str:
 def c_headers(size: int) -> str:
     """The C headers under /usr/include (libc's and the -dev packages'), in path order, cut to
     ``size`` bytes: source of another shape than Python's (macros, prototypes, long comments)."""
-    parts: list[str] = []
-    total = 0
-    for path in sorted(Path("/usr/include").rglob("*.h")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        parts.append(text)
-        total += len(text.encode("utf-8"))
-        if total >= size:
-            break
-    return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+    return source_files(sorted(Path("/usr/include").rglob("*.h")), size)
