@@ -554,6 +554,61 @@ def test_dict_mutated_by_items_mid_walk_does_not_crash() -> None:
     assert decoded["s"] == {"a": 1}
 
 
+def test_open_containers_outlive_python_code_that_drops_them() -> None:
+    # The walk holds no reference to the exact containers it has open until Python code is about
+    # to run; here that code drops the last other reference to every one of them (and, in the
+    # second case, to the subclass instance running it), and the walk must go on reading them.
+    # (CPython's own C encoder reads freed memory on the second case, so the expected text is that
+    # of plain containers holding what the walk reads live.)
+    def build(kind: str) -> list[Any]:
+        root: list[Any] = []
+
+        class DropsAncestors(dict):  # type: ignore[type-arg]
+            def items(self):  # type: ignore[no-untyped-def, override]
+                root.clear()
+                return super().items()
+
+        class DropsItself(list):  # type: ignore[type-arg]
+            def __iter__(self):  # type: ignore[no-untyped-def, override]
+                inner.clear()
+                return iter([1, 2])
+
+        inner: list[Any] = []
+        leaf = DropsAncestors(a=1) if kind == "dict" else DropsItself([0])
+        inner.extend([leaf, "x" * 20, {"k": [3] * 40}])
+        root.append({"outer": [inner, "after" * 4], "tail": list(range(50))})
+        return root
+
+    def read_live(kind: str) -> list[Any]:
+        # The dict subclass's members as they were; the list subclass's iteration, after which
+        # its parent is empty.
+        inner = [{"a": 1}, "x" * 20, {"k": [3] * 40}] if kind == "dict" else [[1, 2]]
+        return [{"outer": [inner, "after" * 4], "tail": list(range(50))}]
+
+    for kind in ("dict", "list"):
+        for indent in (None, 2):
+            assert json_dumps(build(kind), indent=indent) == json.dumps(read_live(kind), indent=indent)
+
+
+def test_open_containers_outlive_python_code_under_the_debug_allocator() -> None:
+    # Freed memory is overwritten by the debug allocator, so a container read after its release
+    # fails loudly there, where the ordinary allocator may leave its bytes in place.
+    import os
+    import subprocess
+    import sys
+
+    test = f"{__file__}::test_open_containers_outlive_python_code_that_drops_them"
+    env = {**os.environ, "PYTHONMALLOC": "debug"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", test],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
 def test_reentrant_call_from_items() -> None:
     class Nested(dict):  # type: ignore[type-arg]
         def items(self):  # type: ignore[no-untyped-def, override]

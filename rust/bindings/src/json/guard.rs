@@ -9,7 +9,6 @@ use pyo3::exceptions::{PyRecursionError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use super::objects::Owned;
 use super::stack_room;
 
 /// Nesting depth at which the walk gives up even if Python's recursion limit
@@ -43,13 +42,26 @@ impl Hasher for AddrHasher {
     }
 }
 
-/// The open containers, outermost first. Each holds a reference: items are
-/// read borrowed, and a container's Python code (a dict subclass's `items()`)
-/// could otherwise drop one that is still being written.
+/// The open containers, outermost first.
+///
+/// Items are read borrowed, so Python code run during the walk (a dict
+/// subclass's `items()`, say) could drop a container still being written.
+/// Before any such code runs, the walker calls [`OpenPath::hold_open`], which
+/// takes a reference to every open container not yet held; they are released
+/// as they close. A walk that runs no Python code (every document of exact
+/// built-in types) takes no reference at all: while no Python code runs,
+/// nothing but the walk itself could release an object.
 #[derive(Default)]
 pub(crate) struct OpenPath {
-    stack: RefCell<Vec<Owned>>,
+    stack: RefCell<Open>,
     deep: RefCell<HashSet<usize, BuildHasherDefault<AddrHasher>>>,
+}
+
+#[derive(Default)]
+struct Open {
+    containers: Vec<*mut ffi::PyObject>,
+    /// The first `held` containers have a reference taken by `hold_open`.
+    held: usize,
 }
 
 /// One container open on the path; dropping it closes the container.
@@ -69,15 +81,16 @@ impl OpenPath {
         obj: *mut ffi::PyObject,
     ) -> PyResult<Entered<'_>> {
         let addr = obj as usize;
-        let mut stack = self.stack.borrow_mut();
+        let mut open = self.stack.borrow_mut();
+        let stack = &mut open.containers;
         if stack.len() < LINEAR_PATH {
-            if stack.iter().any(|o| o.0 as usize == addr) {
+            if stack.contains(&obj) {
                 return Err(PyValueError::new_err("Circular reference detected"));
             }
         } else {
             let mut deep = self.deep.borrow_mut();
             if deep.is_empty() {
-                deep.extend(stack.iter().map(|o| o.0 as usize));
+                deep.extend(stack.iter().map(|&o| o as usize));
             }
             if !deep.insert(addr) {
                 return Err(PyValueError::new_err("Circular reference detected"));
@@ -94,8 +107,24 @@ impl OpenPath {
             self.forget_deep(addr, stack.len());
             return Err(PyErr::fetch(py));
         }
-        stack.push(Owned::borrowed(obj));
+        stack.push(obj);
         Ok(Entered { path: self })
+    }
+
+    /// Take a reference to every open container not yet held: the walker
+    /// calls this before it runs Python code.
+    ///
+    /// # Safety
+    /// The GIL must be held, and no Python code may have run since the last
+    /// call (or since the walk began): the containers opened since then are
+    /// alive because nothing could have released them.
+    pub(crate) unsafe fn hold_open(&self) {
+        let mut open = self.stack.borrow_mut();
+        let from = open.held;
+        for &obj in &open.containers[from..] {
+            ffi::Py_IncRef(obj);
+        }
+        open.held = open.containers.len();
     }
 
     /// Take `addr` out of the hash set (kept only for paths deeper than
@@ -116,11 +145,24 @@ impl Drop for Entered<'_> {
         // SAFETY: `enter` succeeded, so CPython's recursion counter was bumped
         // for this container; the GIL is held for the whole walk.
         unsafe { ffi::Py_LeaveRecursiveCall() };
-        let closed = self.path.stack.borrow_mut().pop();
-        if let Some(closed) = closed {
-            let open = self.path.stack.borrow().len();
-            self.path.forget_deep(closed.0 as usize, open);
-            // `closed` drops here, releasing the path's reference.
+        let mut open = self.path.stack.borrow_mut();
+        let Some(closed) = open.containers.pop() else {
+            return;
+        };
+        let remaining = open.containers.len();
+        let was_held = remaining < open.held;
+        if was_held {
+            open.held = remaining;
+        }
+        drop(open);
+        if remaining + 1 >= LINEAR_PATH {
+            self.path.forget_deep(closed as usize, remaining);
+        }
+        if was_held {
+            // SAFETY: the reference `hold_open` took. Releasing it may run
+            // Python code (a finalizer), but only where Python code already
+            // ran while this container was open, which the walker has noted.
+            unsafe { ffi::Py_DecRef(closed) };
         }
     }
 }

@@ -392,6 +392,14 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
     }
 
+    /// Before Python code runs: every open container gets held (see
+    /// [`OpenPath::hold_open`]), and the count that tells batches of borrowed
+    /// pointers to fetch again moves on.
+    unsafe fn before_python(&mut self) {
+        self.path.hold_open();
+        self.python_calls += 1;
+    }
+
     /// Under the pure-Python encoder, whether `obj` is false (then written
     /// empty): `json` tests `not obj`, which runs `__bool__` / `__len__`. The C
     /// encoder tests the real size (`real_empty`); an answer that differs makes
@@ -400,7 +408,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         if !self.pure_containers {
             return Ok(false);
         }
-        self.python_calls += 1;
+        self.before_python();
         let truth = ffi::PyObject_IsTrue(obj);
         self.python_calls += 1;
         let falsy = match truth {
@@ -422,6 +430,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         own_iter: bool,
         view: impl Fn(*mut ffi::PyObject) -> I,
     ) -> Walk<()> {
+        // Its own methods may drop the last other reference to it.
+        let _alive = Owned::borrowed(obj);
         // With its own `__iter__`, the C encoder's emptiness is the iteration's:
         // only a true one is read alike by both encoders.
         let real_empty = !own_iter && view(obj).is_empty();
@@ -443,7 +453,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         } else {
             None
         };
-        self.python_calls += 1;
+        self.before_python();
         let items = Owned::new(ffi::PySequence_List(obj));
         self.python_calls += 1;
         let items = items.ok_or_else(|| PyErr::fetch(self.py))?;
@@ -468,6 +478,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// A dict subclass: its `items()` decide the members and their order.
     unsafe fn dict_subclass(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
+        // Its own methods may drop the last other reference to it.
+        let _alive = Owned::borrowed(obj);
         let real_empty = Dict::new(obj).is_empty();
         if self.falsy(obj, real_empty)? || (!self.pure_containers && real_empty) {
             self.w.empty_object();
@@ -475,7 +487,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
         let path = self.path;
         let open = path.enter(self.py, obj)?;
-        self.python_calls += 1;
+        self.before_python();
         let result = self.subclass_members(obj);
         drop(open);
         self.python_calls += 1;
