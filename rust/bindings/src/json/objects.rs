@@ -164,9 +164,17 @@ impl Items for List {
     fn ptr(self) -> *mut ffi::PyObject {
         self.0
     }
+    #[inline(always)]
     fn is_empty(self) -> bool {
-        // SAFETY: a live list (checked by the caller), GIL held.
-        unsafe { ffi::PyList_Size(self.0) == 0 }
+        // SAFETY: a live list (checked by the caller), GIL held; its size is
+        // read in place where its items are (a call into libpython otherwise).
+        unsafe {
+            if self.1 {
+                (*self.0.cast::<VarHeader>()).size == 0
+            } else {
+                ffi::PyList_Size(self.0) == 0
+            }
+        }
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
@@ -189,7 +197,13 @@ impl Tuple {
     /// `p` must be a live tuple and the GIL held.
     pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
         debug_assert!(ffi::PyTuple_Check(p) != 0);
-        Tuple(p, ffi::PyTuple_Size(p), reads_items_in_place())
+        let in_place = reads_items_in_place();
+        let size = if in_place {
+            (*p.cast::<VarHeader>()).size
+        } else {
+            ffi::PyTuple_Size(p)
+        };
+        Tuple(p, size, in_place)
     }
 }
 
