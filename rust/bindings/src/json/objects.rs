@@ -405,9 +405,18 @@ impl Dict {
         self.0
     }
 
+    #[inline(always)]
     pub(crate) fn is_empty(self) -> bool {
-        // SAFETY: a live dict (checked by the caller), GIL held.
-        unsafe { ffi::PyDict_Size(self.0) == 0 }
+        // SAFETY: a live dict or subclass (checked by the caller), GIL held.
+        // Its count of members is read in place where the layout is known
+        // (the import probe checked it against `PyDict_Size`); a subclass
+        // instance starts with the same header.
+        unsafe {
+            if let Some(Some(_)) = DICT_LAYOUT.get() {
+                return (*self.0.cast::<DictHead>()).used == 0;
+            }
+            ffi::PyDict_Size(self.0) == 0
+        }
     }
 
     /// The member after position `pos` (borrowed key and value), advancing
