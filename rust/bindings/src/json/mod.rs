@@ -11,10 +11,10 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-mod bytes_out;
 mod errors;
 mod guard;
 mod numbers;
+mod object_out;
 mod objects;
 mod stack_room;
 mod text;
@@ -22,9 +22,9 @@ mod walker;
 
 pub(crate) use guard::AddrHasher;
 
-use bytes_out::BytesOut;
 use errors::dumps_in_python;
 use guard::OpenPath;
+use object_out::{BytesOut, StrOut};
 use walker::{WalkError, Walker};
 
 /// Turn `indent` into a layout the way `json` does (`" " * indent` unless a str).
@@ -155,24 +155,46 @@ fn _json_dumps_len_exact(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Opt
     unsafe { compact_len_exact(py, obj.as_ptr()) }
 }
 
-/// The text of a walk into the spare buffer, or None when `json` must write it.
+/// Whether `indent` makes an ASCII layout (as the default separators and
+/// `ensure_ascii` escapes are): None, an int, or an ASCII str. Any other
+/// indent takes the general path, which also raises what `json` raises.
+fn ascii_layout(indent: Option<&Bound<'_, PyAny>>) -> bool {
+    match indent {
+        None => true,
+        Some(i) if i.is_none() || i.is_exact_instance_of::<pyo3::types::PyInt>() => true,
+        Some(i) => i
+            .cast_exact::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(str::is_ascii))
+            .unwrap_or(false),
+    }
+}
+
+/// The text of a walk, or None when `json` must write it: written straight
+/// into the `str` returned where its layout is known and the text is ASCII,
+/// otherwise into the spare buffer and copied.
 fn dumps_text<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     indent: Option<&Bound<'py, PyAny>>,
     exact_types_only: bool,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
+    if text::ascii_data_offset().is_some() && ascii_layout(indent) {
+        let out = StrOut::new(py)?;
+        return match walk(py, obj.as_ptr(), indent, out, exact_types_only)? {
+            // The walk's own account of its layout has the last word: only
+            // ASCII text may stand in a string marked ASCII.
+            Some(walked) if walked.ascii => walked.sink.finish(py).map(Some),
+            Some(walked) => text_from_buffer(py, walked.sink.filled_bytes()).map(Some),
+            None => Ok(None),
+        };
+    }
     let buffer = SPARE_BUFFER.with(|b| b.take());
     let Some(walked) = walk(py, obj.as_ptr(), indent, buffer, exact_types_only)? else {
         return Ok(None);
     };
     let mut out = walked.sink;
-    let in_place = if walked.ascii {
-        text::ascii_str(py, &out)
-    } else {
-        None
-    };
-    let text = in_place.unwrap_or_else(|| text_from_buffer(py, &out));
+    let text = text_from_buffer(py, &out);
     if out.capacity() <= MAX_SPARE_BUFFER {
         out.clear();
         SPARE_BUFFER.with(|b| b.replace(out));

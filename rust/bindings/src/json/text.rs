@@ -171,34 +171,15 @@ static LAYOUT: OnceLock<Option<CompactLayout>> = OnceLock::new();
 extern "C" {
     /// Outside the limited API, exported by every CPython this package
     /// supports: a new compact string of `size` characters up to `maxchar`.
-    fn PyUnicode_New(size: ffi::Py_ssize_t, maxchar: ffi::Py_UCS4) -> *mut ffi::PyObject;
+    pub(crate) fn PyUnicode_New(size: ffi::Py_ssize_t, maxchar: ffi::Py_UCS4)
+        -> *mut ffi::PyObject;
 }
 
-/// A new `str` of the ASCII bytes `ascii`, copied straight into its storage
-/// where the layout is known: `PyUnicode_FromStringAndSize` would decode
-/// (scan for non-ASCII bytes) what the caller knows to be ASCII. `None`
-/// where the layout is not known.
-pub(crate) fn ascii_str<'py>(
-    py: Python<'py>,
-    ascii: &[u8],
-) -> Option<PyResult<Bound<'py, PyString>>> {
-    debug_assert!(ascii.is_ascii());
-    let Some(Some(layout)) = LAYOUT.get() else {
-        return None;
-    };
-    // SAFETY: a fresh compact ASCII string of `len` characters has room for
-    // them at `ascii_data` (checked by the import probe, which reads and
-    // writes one); `PyUnicode_New` wrote the terminating NUL.
-    unsafe {
-        let obj = PyUnicode_New(ascii.len() as ffi::Py_ssize_t, 127);
-        if obj.is_null() {
-            return Some(Err(PyErr::fetch(py)));
-        }
-        let data = obj.cast::<u8>().add(layout.ascii_data);
-        std::ptr::copy_nonoverlapping(ascii.as_ptr(), data, ascii.len());
-        Some(Ok(
-            Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyString>()
-        ))
+/// Where a compact ASCII string's characters start, when strings are read in place.
+pub(crate) fn ascii_data_offset() -> Option<usize> {
+    match LAYOUT.get() {
+        Some(Some(layout)) => Some(layout.ascii_data),
+        _ => None,
     }
 }
 

@@ -1,12 +1,13 @@
-//! A `bytes` object the writer fills in place.
+//! A `bytes` object, or an ASCII `str`, that the writer fills in place.
 //!
-//! The text is written straight into the `bytes` object that is returned,
-//! grown (and finally trimmed) with `_PyBytes_Resize`, as the fastest
-//! serialisers do: no second buffer, no copy at the end, and a peak memory of
-//! about the output itself. `_PyBytes_Resize` is outside the limited API
-//! (it has no replacement there before 3.15's `PyBytesWriter`), but it is
-//! exported by every CPython this package supports; it is the one such
-//! function used here.
+//! The text is written straight into the object that is returned, grown (and
+//! finally trimmed) with `_PyBytes_Resize` or `PyUnicode_Resize`, as the
+//! fastest serialisers do: no second buffer, no copy at the end, and a peak
+//! memory of about the output itself. `_PyBytes_Resize` is outside the limited
+//! API (it has no replacement there before 3.15's `PyBytesWriter`), but it is
+//! exported by every CPython this package supports. A `str` is written only
+//! where its layout is known (see `text`): JSON with `ensure_ascii` is ASCII,
+//! so the object is a compact ASCII string whose characters follow its header.
 //!
 //! Large outputs: most of the cost beyond the writing itself is the kernel
 //! handing out fresh pages, one page fault per 4 KiB written, plus the copies
@@ -24,14 +25,86 @@
 //! `room` has no error path); the walk catches it and raises `MemoryError`.
 use std::ffi::c_int;
 
+use std::marker::PhantomData;
+
 use offload_core::json::ByteBuf;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 extern "C" {
     fn _PyBytes_Resize(bytes: *mut *mut ffi::PyObject, size: ffi::Py_ssize_t) -> c_int;
 }
+
+/// The kind of object filled: how it is made, where its bytes are, how it grows.
+pub(crate) trait Target {
+    /// What the finished object is.
+    type Output;
+    /// A fresh object of `size` bytes (null, with an error set, on failure).
+    ///
+    /// # Safety
+    /// The GIL must be held.
+    unsafe fn make(size: usize) -> *mut ffi::PyObject;
+    /// Where an object's bytes start.
+    ///
+    /// # Safety
+    /// `obj` must be a live object made by [`Target::make`] or resized here.
+    unsafe fn data(obj: *mut ffi::PyObject) -> *mut u8;
+    /// Resize the object, which only we reference; on failure it is released
+    /// and `*obj` set to null.
+    ///
+    /// # Safety
+    /// As [`Target::data`]; the GIL held.
+    unsafe fn resize(obj: &mut *mut ffi::PyObject, size: usize) -> bool;
+}
+
+/// A `bytes` object.
+pub(crate) struct Bytes;
+
+impl Target for Bytes {
+    type Output = PyBytes;
+    unsafe fn make(size: usize) -> *mut ffi::PyObject {
+        ffi::PyBytes_FromStringAndSize(std::ptr::null(), size as ffi::Py_ssize_t)
+    }
+    unsafe fn data(obj: *mut ffi::PyObject) -> *mut u8 {
+        ffi::PyBytes_AsString(obj).cast()
+    }
+    unsafe fn resize(obj: &mut *mut ffi::PyObject, size: usize) -> bool {
+        // On failure `_PyBytes_Resize` frees the object and nulls the pointer.
+        _PyBytes_Resize(obj, size as ffi::Py_ssize_t) == 0
+    }
+}
+
+/// A compact ASCII `str`, on the interpreters whose layout is known.
+pub(crate) struct AsciiStr;
+
+impl Target for AsciiStr {
+    type Output = PyString;
+    unsafe fn make(size: usize) -> *mut ffi::PyObject {
+        super::text::PyUnicode_New(size as ffi::Py_ssize_t, 127)
+    }
+    unsafe fn data(obj: *mut ffi::PyObject) -> *mut u8 {
+        let offset = super::text::ascii_data_offset()
+            .expect("StrOut is made only where the str layout is known");
+        obj.cast::<u8>().add(offset)
+    }
+    unsafe fn resize(obj: &mut *mut ffi::PyObject, size: usize) -> bool {
+        // A fresh string referenced only here, never hashed nor interned:
+        // `PyUnicode_Resize` reallocates it in place. On failure the object is
+        // left as it was, so it is released here.
+        if ffi::PyUnicode_Resize(obj, size as ffi::Py_ssize_t) == 0 {
+            return true;
+        }
+        ffi::Py_DecRef(*obj);
+        *obj = std::ptr::null_mut();
+        false
+    }
+}
+
+/// Fills a `bytes` object.
+pub(crate) type BytesOut = ObjectOut<Bytes>;
+/// Fills an ASCII `str`.
+pub(crate) type StrOut = ObjectOut<AsciiStr>;
 
 /// First capacity: large enough that most small dumps never grow.
 const FIRST: usize = 4096;
@@ -49,34 +122,36 @@ const JUMP_TO: usize = 16 << 20;
 /// Bytes faulted in ahead of the writer at a time.
 const WINDOW: usize = 512 << 10;
 
-/// A `bytes` object under construction: `len` bytes written, room for `cap`,
-/// of which the first `ready` may be written without another look (`ready`
-/// stops short of `cap` where pages are still to be faulted in).
-pub(crate) struct BytesOut {
+/// An object under construction: `len` bytes written, room for `cap`, of
+/// which the first `ready` may be written without another look (`ready` stops
+/// short of `cap` where pages are still to be faulted in).
+pub(crate) struct ObjectOut<T: Target> {
     obj: *mut ffi::PyObject,
     data: *mut u8,
     len: usize,
     cap: usize,
     ready: usize,
+    kind: PhantomData<T>,
 }
 
-impl BytesOut {
+impl<T: Target> ObjectOut<T> {
     /// An empty buffer; the GIL must be held while it lives.
     pub(crate) fn new(_py: Python<'_>) -> PyResult<Self> {
-        let mut out = BytesOut {
+        let mut out = ObjectOut {
             obj: std::ptr::null_mut(),
             data: std::ptr::null_mut(),
             len: 0,
             cap: 0,
             ready: 0,
+            kind: PhantomData,
         };
-        // SAFETY: a fresh, unshared bytes object of FIRST bytes.
+        // SAFETY: a fresh, unshared object of FIRST bytes.
         unsafe {
-            out.obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), FIRST as ffi::Py_ssize_t);
+            out.obj = T::make(FIRST);
             if out.obj.is_null() {
                 return Err(PyErr::fetch(_py));
             }
-            out.data = ffi::PyBytes_AsString(out.obj).cast();
+            out.data = T::data(out.obj);
         }
         out.cap = FIRST;
         out.ready = FIRST;
@@ -87,15 +162,14 @@ impl BytesOut {
     /// error cleared) when it cannot be.
     fn resize(&mut self, size: usize) -> bool {
         // SAFETY: `obj` is ours alone (never shared before `finish`), which is
-        // what `_PyBytes_Resize` requires; on failure it frees the object and
-        // sets MemoryError, which the caller reports its own way.
+        // what resizing in place requires; on failure the object is released
+        // and MemoryError set, which the caller reports its own way.
         unsafe {
-            if _PyBytes_Resize(&mut self.obj, size as ffi::Py_ssize_t) != 0 {
-                self.obj = std::ptr::null_mut();
+            if !T::resize(&mut self.obj, size) {
                 ffi::PyErr_Clear();
                 return false;
             }
-            self.data = ffi::PyBytes_AsString(self.obj).cast();
+            self.data = T::data(self.obj);
         }
         self.cap = size;
         self.ready = size;
@@ -108,12 +182,12 @@ impl BytesOut {
         // SAFETY: a fresh, unshared object; `len` bytes of ours are copied
         // into it before our reference to the old one is dropped (GIL held).
         unsafe {
-            let new = ffi::PyBytes_FromStringAndSize(std::ptr::null(), size as ffi::Py_ssize_t);
+            let new = T::make(size);
             if new.is_null() {
                 ffi::PyErr_Clear();
                 return false;
             }
-            let data: *mut u8 = ffi::PyBytes_AsString(new).cast();
+            let data = T::data(new);
             prefault(data, data.add(self.len));
             std::ptr::copy_nonoverlapping(self.data, data, self.len);
             ffi::Py_DecRef(self.obj);
@@ -146,16 +220,25 @@ impl BytesOut {
         }
     }
 
-    /// The finished `bytes`, trimmed to what was written.
-    pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    /// The bytes written so far.
+    pub(crate) fn filled_bytes(&self) -> &[u8] {
+        // SAFETY: the first `len` bytes of the object's buffer were written.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+
+    /// The finished object, trimmed to what was written.
+    pub(crate) fn finish<'py>(mut self, py: Python<'py>) -> PyResult<Bound<'py, T::Output>>
+    where
+        T::Output: pyo3::PyTypeInfo,
+    {
         if self.len != self.cap && !self.resize(self.len) {
             return Err(crate::errors::memory_error(
                 offload_core::alloc::OutOfMemory { bytes: self.len },
             ));
         }
         let obj = std::mem::replace(&mut self.obj, std::ptr::null_mut());
-        // SAFETY: a valid bytes object whose one reference we hand over.
-        Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() })
+        // SAFETY: a valid object of the target's type whose one reference we hand over.
+        Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<T::Output>() })
     }
 }
 
@@ -209,7 +292,7 @@ fn prefault(start: *mut u8, end: *mut u8) {
 )))]
 fn prefault(_start: *mut u8, _end: *mut u8) {}
 
-impl ByteBuf for BytesOut {
+impl<T: Target> ByteBuf for ObjectOut<T> {
     #[inline(always)]
     fn room(&mut self, n: usize) -> *mut u8 {
         if self.ready - self.len < n {
@@ -230,7 +313,7 @@ impl ByteBuf for BytesOut {
     }
 }
 
-impl Drop for BytesOut {
+impl<T: Target> Drop for ObjectOut<T> {
     fn drop(&mut self) {
         if !self.obj.is_null() {
             // SAFETY: our own reference to an unfinished object (GIL held).
