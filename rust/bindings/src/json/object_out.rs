@@ -40,6 +40,8 @@ extern "C" {
 pub(crate) trait Target {
     /// What the finished object is.
     type Output;
+    /// First capacity.
+    const FIRST: usize;
     /// A fresh object of `size` bytes (null, with an error set, on failure).
     ///
     /// # Safety
@@ -63,6 +65,8 @@ pub(crate) struct Bytes;
 
 impl Target for Bytes {
     type Output = PyBytes;
+    /// Large enough that most small dumps never grow.
+    const FIRST: usize = 4096;
     unsafe fn make(size: usize) -> *mut ffi::PyObject {
         ffi::PyBytes_FromStringAndSize(std::ptr::null(), size as ffi::Py_ssize_t)
     }
@@ -80,6 +84,10 @@ pub(crate) struct AsciiStr;
 
 impl Target for AsciiStr {
     type Output = PyString;
+    /// Small enough that, with its header, a string starts in CPython's small-object
+    /// allocator: most `json.dumps` calls (under `accelerate()`) write a few hundred bytes,
+    /// and a string that never leaves that allocator is the cheapest to make and free.
+    const FIRST: usize = 400;
     unsafe fn make(size: usize) -> *mut ffi::PyObject {
         super::text::PyUnicode_New(size as ffi::Py_ssize_t, 127)
     }
@@ -106,8 +114,8 @@ pub(crate) type BytesOut = ObjectOut<Bytes>;
 /// Fills an ASCII `str`.
 pub(crate) type StrOut = ObjectOut<AsciiStr>;
 
-/// First capacity: large enough that most small dumps never grow.
-const FIRST: usize = 4096;
+/// The least capacity a growing buffer takes.
+const GROW_AT_LEAST: usize = 4096;
 
 /// When the buffer would grow to this size it moves once into a [`JUMP_TO`] allocation
 /// and pages are faulted in ahead of the writer.
@@ -147,14 +155,14 @@ impl<T: Target> ObjectOut<T> {
         };
         // SAFETY: a fresh, unshared object of FIRST bytes.
         unsafe {
-            out.obj = T::make(FIRST);
+            out.obj = T::make(T::FIRST);
             if out.obj.is_null() {
                 return Err(PyErr::fetch(_py));
             }
             out.data = T::data(out.obj);
         }
-        out.cap = FIRST;
-        out.ready = FIRST;
+        out.cap = T::FIRST;
+        out.ready = T::FIRST;
         Ok(out)
     }
 
@@ -206,7 +214,8 @@ impl<T: Target> ObjectOut<T> {
     fn make_room(&mut self, n: usize) {
         let need = self.len + n;
         if need > self.cap {
-            let want = (self.cap * 2).max(need);
+            // A small first string grows straight to a page, then doubles.
+            let want = (self.cap * 2).max(need).max(GROW_AT_LEAST);
             let moved = self.cap < JUMP_TO && want >= JUMP_AT && self.move_to(want.max(JUMP_TO));
             if !moved && !self.resize(want) {
                 // The walk catches this and raises MemoryError.
