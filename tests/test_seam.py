@@ -32,8 +32,10 @@ FEATURES = {
     "re-parser",
     "re-casefix",
     "accelerate",
+    "cycle-span",
 }
-STRANDS_FEATURES = {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate"}
+STRANDS_FEATURES = {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
+EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
 
 
@@ -118,6 +120,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
         lambda mp: mp.delattr(importlib.import_module("strands._context_manager.stash"), "_encode"),
         "has no _encode",
     ),
+    "cycle-span": (
+        lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None),
+        "no longer stores 'event_loop_cycle_span'",
+    ),
 }
 
 
@@ -181,6 +187,21 @@ def test_delegate_detection_falls_back_to_no(fresh_seam: pytest.MonkeyPatch) -> 
     fresh_seam.setattr(_AgentAsTool, "delegate", True)
     with pytest.warns(RuntimeWarning, match="agent-as-tool is unavailable"):
         assert not _seam.is_delegating_agent_tool(tool)
+
+
+def test_cycle_span_is_read_from_the_invocation_state_and_falls_back_to_none(
+    fresh_seam: pytest.MonkeyPatch,
+) -> None:
+    from opentelemetry import trace
+
+    span = trace.NonRecordingSpan(trace.INVALID_SPAN_CONTEXT)
+    assert _seam.cycle_span({"event_loop_cycle_span": span}) is span
+    assert _seam.cycle_span({"event_loop_cycle_span": "not a span"}) is None
+    assert _seam.cycle_span({}) is None and _seam.cycle_span(None) is None
+    _seam.probe.cache_clear()  # probed above on the real SDK: probe the broken one afresh
+    fresh_seam.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None)
+    with pytest.warns(RuntimeWarning, match="cycle-span is unavailable"):
+        assert _seam.cycle_span({"event_loop_cycle_span": span}) is None
 
 
 def test_context_manager_pieces_refuse(fresh_seam: pytest.MonkeyPatch) -> None:

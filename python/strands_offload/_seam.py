@@ -19,6 +19,8 @@ Features:
         the token-usage middleware).
     ``re-parser``: ``re._parser`` / ``re._constants`` (``sre_parse`` / ``sre_constants`` before 3.11).
     ``re-casefix``: ``re._casefix._EXTRA_CASES`` (3.11+) or ``sre_compile._ignorecase_fixes`` (3.10).
+    ``cycle-span``: the invocation-state key under which the event loop keeps the current cycle's span
+        (``event_loop_cycle_span``), the parent of the ledger's spans.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -143,6 +145,15 @@ def _probe_accelerate() -> None:
         raise SeamUnavailable("Model.count_tokens no longer calls _estimate_tokens_with_heuristic")
 
 
+_CYCLE_SPAN_KEY = "event_loop_cycle_span"
+
+
+def _probe_cycle_span() -> None:
+    cycle = _module("strands.event_loop.event_loop").event_loop_cycle
+    if _CYCLE_SPAN_KEY not in cycle.__code__.co_consts:
+        raise SeamUnavailable(f"event_loop_cycle no longer stores {_CYCLE_SPAN_KEY!r} in the invocation state")
+
+
 _AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "create_token_usage_middleware")
 
 _PROBES: dict[str, Callable[[], None]] = {
@@ -153,10 +164,13 @@ _PROBES: dict[str, Callable[[], None]] = {
     "re-parser": _probe_re_parser,
     "re-casefix": _probe_re_casefix,
     "accelerate": _probe_accelerate,
+    "cycle-span": _probe_cycle_span,
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
-_STRANDS_FEATURES = frozenset({"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate"})
+_STRANDS_FEATURES = frozenset(
+    {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
+)
 
 
 @functools.cache
@@ -235,6 +249,17 @@ def is_delegating_agent_tool(tool: object) -> bool:
         return False
     cls = _module("strands.agent._agent_as_tool")._AgentAsTool
     return isinstance(tool, cls) and bool(tool.delegate)
+
+
+def cycle_span(invocation_state: Any) -> Any:
+    """The span of the event-loop cycle an invocation state belongs to, or ``None``.
+
+    Without the probe (another SDK version) the ledger's spans take the current context instead.
+    """
+    if not invocation_state or not available("cycle-span"):
+        return None
+    span = invocation_state.get(_CYCLE_SPAN_KEY)
+    return span if isinstance(span, _module("opentelemetry.trace").Span) else None
 
 
 def reference_context_manager_class() -> type[Any]:

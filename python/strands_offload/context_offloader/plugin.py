@@ -18,6 +18,9 @@ Options the reference does not have are keyword-only:
   keys, paths or bucket names, not even in error messages. With unified storage the
   handle table is kept in the storage, bound to the agent id and the namespace, so a
   restarted plugin resolves the handles of an earlier run (see ``_handles``).
+- ``telemetry`` (on by default; changes no output), ``meter_provider``, ``tracer_provider``: what
+  was offloaded and retrieved goes out as OpenTelemetry metrics and spans and adds up in
+  :meth:`ContextOffloader.savings` (see ``_ledger``).
 
 A tool can keep its own result from being offloaded with :func:`skip_offload`.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,8 +45,10 @@ from .. import _native, _seam
 from .._heuristic import CHARS_PER_TOKEN, counter_for, sdk_walk_tokens, uses_base_heuristic
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
+from .._ledger import Ledger, now_ns
 from .._native import BlockMeter, TokenCounter, token_counter
 from ..storage.storage import _NamespacedStorage, is_namespaced
+from ..telemetry import Savings
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
 from ._content import decode_full_content
 from ._eviction import PerAgent, UseRecord
@@ -108,6 +114,7 @@ class _StoredBlock:
     reference: str
     content_type: str
     description: str
+    size: int = 0
 
 
 @dataclass
@@ -142,6 +149,10 @@ class ContextOffloader(Plugin):
         json_queries: Let the retrieval tool evaluate a ``query`` on stored JSON.
         opaque_references: Show the model random handles instead of storage references, in
             notices and in every error it can see.
+        telemetry: Record offloads and retrievals as OpenTelemetry metrics and spans and in
+            :meth:`savings`; ``False`` records nothing.
+        meter_provider: The OpenTelemetry meter provider to use (default: the global one).
+        tracer_provider: The OpenTelemetry tracer provider to use (default: the global one).
 
     Raises:
         ValueError: On an invalid threshold, preview size, eviction setting or tokenizer.
@@ -161,8 +172,12 @@ class ContextOffloader(Plugin):
         tokenizer: str | None = None,
         json_queries: bool = False,
         opaque_references: bool = False,
+        telemetry: bool = True,
+        meter_provider: Any = None,
+        tracer_provider: Any = None,
     ) -> None:
         _validate(max_result_tokens, preview_tokens, evict_after_cycles, tokenizer)
+        self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._max_result_tokens, self._preview_tokens = max_result_tokens, preview_tokens
         self._include_retrieval_tool, self._should_offload = include_retrieval_tool, should_offload
         self._evict_after_cycles, self._tokenizer = evict_after_cycles, tokenizer
@@ -181,6 +196,10 @@ class ContextOffloader(Plugin):
         # Setting the list first keeps the base class from discovering both.
         self._tools = [self._retrieve_with_query if json_queries else self.retrieve_offloaded_content]
         super().__init__()
+
+    def savings(self, agent: Agent | None = None) -> Savings:
+        """What this plugin kept out of context and read back, for ``agent`` or (``None``) every agent."""
+        return self._ledger.savings(agent)
 
     # ------------------------------------------------------------------ storage binding
 
@@ -336,7 +355,7 @@ class ContextOffloader(Plugin):
                 Alone, returns the first N lines.
             tool_context: Supplied by the framework.
         """
-        return await self._retrieve(tool_context.agent, reference, pattern, line_range, context_lines, None)
+        return await self._retrieve_recorded(tool_context, reference, pattern, line_range, context_lines, None)
 
     @tool(name=_TOOL_NAME, context=True)
     async def _retrieve_with_query(
@@ -382,7 +401,53 @@ class ContextOffloader(Plugin):
             query: JSONPath expression evaluated on stored JSON content.
             tool_context: Supplied by the framework.
         """
-        return await self._retrieve(tool_context.agent, reference, pattern, line_range, context_lines, query)
+        return await self._retrieve_recorded(tool_context, reference, pattern, line_range, context_lines, query)
+
+    async def _retrieve_recorded(
+        self,
+        tool_context: ToolContext,
+        shown: str,
+        pattern: str | None,
+        line_range: LineRange | None,
+        context_lines: int | None,
+        query: str | None,
+    ) -> dict[str, Any] | str:
+        """``_retrieve``, with the call and its outcome recorded in the ledger."""
+        agent = tool_context.agent
+        if not self._ledger.enabled:
+            return await self._retrieve(agent, shown, pattern, line_range, context_lines, query)
+        started = now_ns()
+        timing = _NativeTime()
+        mode = _retrieval_mode(pattern, line_range, context_lines, query)
+        error_type: str | None = None
+        answer: dict[str, Any] | str | None = None
+        try:
+            answer = await self._retrieve(agent, shown, pattern, line_range, context_lines, query, timing)
+            outcome = "ok"
+            return answer
+        except ValueError as error:
+            outcome = "not_found" if str(error).startswith("reference not found") else "refused"
+            error_type = type(error).__name__
+            raise
+        except Exception as error:
+            outcome, error_type = "error", type(error).__name__
+            raise
+        finally:
+            counter = self._encoding(agent) or token_counter("heuristic")
+            tokens = _answer_tokens(answer, counter) if answer is not None else 0
+            self._ledger.retrieval(
+                agent,
+                tool_context.invocation_state,
+                started_ns=started,
+                tool_name=_TOOL_NAME,
+                call_id=str(tool_context.tool_use.get("toolUseId", "")),
+                mode=mode,
+                outcome=outcome,
+                counter=counter.name,
+                tokens=tokens,
+                native_seconds=timing.seconds,
+                error_type=error_type,
+            )
 
     async def _retrieve(
         self,
@@ -392,7 +457,9 @@ class ContextOffloader(Plugin):
         line_range: LineRange | None,
         context_lines: int | None,
         query: str | None,
+        timing: _NativeTime | None = None,
     ) -> dict[str, Any] | str:
+        timing = timing or _NativeTime()
         reference = await self._resolve(agent, shown)
         storage = self._storage_for_agent(agent)
         try:
@@ -409,7 +476,8 @@ class ContextOffloader(Plugin):
         if query is not None:
             if content_type != "application/json":
                 raise ValueError(f"query works on JSON content only; this reference holds {content_type}")
-            return json_query(blob.content, query, max_chars=self._max_result_tokens * CHARS_PER_TOKEN)
+            with timing:
+                return json_query(blob.content, query, max_chars=self._max_result_tokens * CHARS_PER_TOKEN)
 
         if pattern is None and line_range is None and context_lines is None:
             return decode_full_content(blob.stored, content_type, shown)
@@ -426,16 +494,17 @@ class ContextOffloader(Plugin):
             span = (int(line_range["start"]), int(line_range["end"]))
         elif pattern is None:
             span = (1, max(1, lines_around))
-        index = self._indexes.get(
-            reference, blob.raw, lambda: _native.TextIndex(blob.raw, blob.offset), start=blob.offset
-        )
-        return _search_content(
-            index,
-            pattern=pattern,
-            line_range=span,
-            context_lines=lines_around,
-            max_chars=self._max_result_tokens * CHARS_PER_TOKEN,
-        )
+        with timing:
+            index = self._indexes.get(
+                reference, blob.raw, lambda: _native.TextIndex(blob.raw, blob.offset), start=blob.offset
+            )
+            return _search_content(
+                index,
+                pattern=pattern,
+                line_range=span,
+                context_lines=lines_around,
+                max_chars=self._max_result_tokens * CHARS_PER_TOKEN,
+            )
 
     # ------------------------------------------------------------------ intercepting tool results
 
@@ -476,14 +545,19 @@ class ContextOffloader(Plugin):
             logger.debug("tool_use_id=<%s> | offload skipped on request", tool_use_id)
             return
 
+        started = now_ns()
+        measured = time.perf_counter()
         meter = self._meter(event.agent)
         tokens = await self._estimate(event.agent, result, meter)
         if tokens is None:
             return
+        measured = time.perf_counter() - measured
         if self._should_offload is not None and not await self._callback_agrees(event, tokens):
             return
         try:
-            offloaded = await self._offload_blocks(event.agent, result["content"], tool_use_id, tokens, meter)
+            offloaded, stored_bytes = await self._offload_blocks(
+                event.agent, result["content"], tool_use_id, tokens, meter
+            )
         except Exception:
             logger.warning(
                 "tool_use_id=<%s> | offloading failed, keeping the original result", tool_use_id, exc_info=True
@@ -491,6 +565,58 @@ class ContextOffloader(Plugin):
             return
         logger.debug("tool_use_id=<%s>, tokens=<%d> | tool result offloaded", tool_use_id, tokens)
         event.result = ToolResult(toolUseId=result["toolUseId"], status=result["status"], content=offloaded.content)
+        if self._ledger.enabled:
+            self._record_offload(
+                event.agent,
+                event.invocation_state,
+                started,
+                str(event.tool_use.get("name", "")),
+                tool_use_id,
+                tokens,
+                event.result,
+                stored_bytes,
+                len(result["content"]),
+                measured,
+            )
+
+    def _record_offload(
+        self,
+        agent: Agent,
+        invocation_state: Mapping[str, Any] | None,
+        started: int,
+        tool_name: str,
+        call_id: str,
+        tokens: int,
+        shown: ToolResult,
+        stored_bytes: int,
+        blocks: int,
+        native_seconds: float,
+    ) -> None:
+        """Put one offload in the ledger; a failure here is logged and never fails the offload."""
+        try:
+            encoding = self._encoding(agent)
+            counter = encoding or token_counter("heuristic")
+            if encoding is not None:
+                original_counter = encoding.name
+            else:
+                original_counter = "heuristic" if uses_base_heuristic(agent.model) else "model"
+            named = original_counter if original_counter == counter.name else f"{original_counter}+{counter.name}"
+            self._ledger.offload(
+                agent,
+                invocation_state,
+                started_ns=started,
+                tool_name=tool_name,
+                call_id=call_id,
+                storage=_backend_name(self._storage_for_agent(agent)),
+                counter=named,
+                original_tokens=tokens,
+                shown_tokens=sdk_walk_tokens({"toolResult": shown}, counter),
+                bytes_stored=stored_bytes,
+                blocks=blocks,
+                native_seconds=native_seconds,
+            )
+        except Exception:
+            logger.warning("tool_use_id=<%s> | recording the offload failed", call_id, exc_info=True)
 
     async def _callback_agrees(self, event: AfterToolCallEvent, tokens: int) -> bool:
         """Ask ``should_offload``; a callback that fails counts as a yes (nothing is lost by offloading)."""
@@ -536,10 +662,19 @@ class ContextOffloader(Plugin):
             blocks = [cast(ToolResultContent, {"document": document})]
         else:
             blocks = list(content)
+        started = now_ns()
+        measured = time.perf_counter()
         meter = self._meter(agent)
         counter = self._encoding(agent) or token_counter("heuristic")
         tokens = _notice_tokens(meter, {"toolUseId": "", "status": "success", "content": blocks}, counter)
-        return await self._offload_blocks(agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, meter)
+        measured = time.perf_counter() - measured
+        offloaded, stored_bytes = await self._offload_blocks(
+            agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, meter
+        )
+        if self._ledger.enabled:
+            shown = ToolResult(toolUseId="", status="success", content=offloaded.content)
+            self._record_offload(agent, None, started, "", "", tokens, shown, stored_bytes, len(blocks), measured)
+        return offloaded
 
     async def _offload_blocks(
         self,
@@ -548,8 +683,10 @@ class ContextOffloader(Plugin):
         key_prefix: str,
         tokens: int,
         meter: BlockMeter,
-    ) -> OffloadedContent:
+    ) -> tuple[OffloadedContent, int]:
+        """The notice and references for ``content``, and the bytes stored for it."""
         storage = self._storage_for_agent(agent)
+        stored_bytes = 0
         cycle = agent.event_loop_metrics.cycle_count
         preview_parts: list[str | memoryview] = []
         # One entry per stored block, or None for an image/document without bytes.
@@ -562,6 +699,7 @@ class ContextOffloader(Plugin):
             if stored is _NOT_RECORDED:
                 continue
             if isinstance(stored, _StoredBlock):
+                stored_bytes += stored.size
                 self._track(agent, stored.reference, cycle)
                 entries.append(stored)
             else:
@@ -595,7 +733,7 @@ class ContextOffloader(Plugin):
             else:
                 new_content.append(block)
         references = [e.reference for e in entries if e is not None]
-        return OffloadedContent(notice=notice, references=references, content=new_content)
+        return OffloadedContent(notice=notice, references=references, content=new_content), stored_bytes
 
     async def _store_block(
         self,
@@ -610,8 +748,9 @@ class ContextOffloader(Plugin):
         if text:
             preview_parts.append(text)
             self._indexes.forget(key)
-            reference = await store_blob(storage, key, text.encode("utf-8"), "text/plain")
-            return _StoredBlock(reference, "text/plain", f"text, {len(text):,} chars")
+            encoded = text.encode("utf-8")
+            reference = await store_blob(storage, key, encoded, "text/plain")
+            return _StoredBlock(reference, "text/plain", f"text, {len(text):,} chars", len(encoded))
         if "json" in block:
             # The bytes the estimate's walk already wrote, framed for unified
             # storage; the JSON is ASCII, so the preview decodes only what it shows.
@@ -624,7 +763,7 @@ class ContextOffloader(Plugin):
                 reference = await write_frame(storage, key, data)
             else:
                 reference = await store_blob(storage, key, bytes(payload) if start else data, "application/json")
-            return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes")
+            return _StoredBlock(reference, "application/json", f"json, {len(payload):,} bytes", len(payload))
         if "image" in block:
             image: Mapping[str, Any] = block["image"]
             image_format = image.get("format", "unknown")
@@ -632,7 +771,8 @@ class ContextOffloader(Plugin):
             if not data:
                 return None
             reference = await store_blob(storage, key, data, f"image/{image_format}")
-            return _StoredBlock(reference, f"image/{image_format}", f"image/{image_format}, {len(data):,} bytes")
+            description = f"image/{image_format}, {len(data):,} bytes"
+            return _StoredBlock(reference, f"image/{image_format}", description, len(data))
         if "document" in block:
             document: Mapping[str, Any] = block["document"]
             document_format = document.get("format", "unknown")
@@ -641,7 +781,7 @@ class ContextOffloader(Plugin):
             if not data:
                 return None
             reference = await store_blob(storage, key, data, f"application/{document_format}")
-            return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes")
+            return _StoredBlock(reference, f"application/{document_format}", f"{name}, {len(data):,} bytes", len(data))
         return _NOT_RECORDED
 
     def _meter(self, agent: Agent) -> BlockMeter:
@@ -676,6 +816,49 @@ class ContextOffloader(Plugin):
 
 
 _NOT_RECORDED = object()
+
+
+class _NativeTime:
+    """Adds up the wall time of the ``with`` blocks around native work."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, *_: object) -> None:
+        self.seconds += time.perf_counter() - self._started
+
+
+def _retrieval_mode(
+    pattern: str | None, line_range: LineRange | None, context_lines: int | None, query: str | None
+) -> str:
+    if query is not None:
+        return "json_query"
+    if pattern is not None:
+        return "grep"
+    if line_range is not None or context_lines is not None:
+        return "line_range"
+    return "full"
+
+
+def _answer_tokens(answer: dict[str, Any] | str, counter: TokenCounter) -> int:
+    """Tokens of what a retrieval returned to the model, counted as the SDK walks a tool result."""
+    if isinstance(answer, str):
+        return _native.count_tokens(answer, counter)
+    result = {"toolUseId": "", "status": answer.get("status", "success"), "content": answer.get("content", [])}
+    return sdk_walk_tokens({"toolResult": result}, counter)
+
+
+def _backend_name(storage: Any) -> str:
+    """The class name of the storage behind any namespaced views (never a path, bucket or prefix)."""
+    seen = 0
+    while isinstance(storage, _NamespacedStorage) and seen < 8:
+        storage, seen = storage._storage, seen + 1
+    return type(storage).__name__
+
 
 # Exact counts of parts above this many code points come from their two ends, scaled.
 _EXACT_SAMPLE_CHARS = 262_144

@@ -1,0 +1,100 @@
+"""What offloading and context editing saved: the totals of :meth:`ContextOffloader.savings`.
+
+The same figures go out as OpenTelemetry metrics and spans (see ``_ledger`` and the README's
+table of metric names); this module holds the summary a user can print without OpenTelemetry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+__all__ = ["METRICS", "Savings"]
+
+
+@dataclass(frozen=True)
+class Savings:
+    """Totals for one agent (or all agents a plugin or manager served).
+
+    Attributes:
+        offloads: Tool results moved to storage.
+        tokens_kept_out: Tokens of the originals minus tokens of what the model saw instead.
+        bytes_stored: Bytes written to storage by those offloads.
+        retrievals: Calls of the retrieval tool that returned content.
+        tokens_retrieved: Tokens those calls returned to the model.
+        retrievals_failed: Calls that found nothing to read or were refused.
+        edits: Context edits (blocks replaced, runs of messages removed).
+        tokens_removed: Tokens the edits took out of the conversation.
+        tokens_added: Tokens the edits put in (previews, markers, summaries).
+        cache_invalidating_edits: Edits of content a prompt-cached model request had already sent.
+        summarizer_calls: Model calls made to write summaries.
+        summarizer_input_tokens: Input tokens those calls reported.
+        summarizer_output_tokens: Output tokens those calls reported.
+        native_seconds: Time spent in the native core for the above (counting, dumping, grep).
+    """
+
+    offloads: int = 0
+    tokens_kept_out: int = 0
+    bytes_stored: int = 0
+    retrievals: int = 0
+    tokens_retrieved: int = 0
+    retrievals_failed: int = 0
+    edits: int = 0
+    tokens_removed: int = 0
+    tokens_added: int = 0
+    cache_invalidating_edits: int = 0
+    summarizer_calls: int = 0
+    summarizer_input_tokens: int = 0
+    summarizer_output_tokens: int = 0
+    native_seconds: float = 0.0
+
+    def __add__(self, other: Savings) -> Savings:
+        if not isinstance(other, Savings):
+            return NotImplemented
+        return Savings(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    @property
+    def net_tokens_saved(self) -> int:
+        """Tokens kept out and removed, less what retrievals and edits put back."""
+        return self.tokens_kept_out + self.tokens_removed - self.tokens_retrieved - self.tokens_added
+
+    def __str__(self) -> str:
+        lines = [
+            f"offloads: {self.offloads:,} ({self.bytes_stored:,} bytes stored, "
+            f"{self.tokens_kept_out:,} tokens kept out of context)",
+            f"retrievals: {self.retrievals:,} ({self.tokens_retrieved:,} tokens returned, "
+            f"{self.retrievals_failed:,} failed)",
+        ]
+        if self.edits or self.summarizer_calls:
+            lines.append(
+                f"context edits: {self.edits:,} ({self.tokens_removed:,} tokens removed, "
+                f"{self.tokens_added:,} added, {self.cache_invalidating_edits:,} invalidated a prompt cache)"
+            )
+            lines.append(
+                f"summarizer calls: {self.summarizer_calls:,} ({self.summarizer_input_tokens:,} input, "
+                f"{self.summarizer_output_tokens:,} output tokens)"
+            )
+        lines.append(f"net tokens saved: {self.net_tokens_saved:,}; native time: {self.native_seconds * 1000:.1f} ms")
+        return "\n".join(lines)
+
+
+# Metric name -> (instrument kind, unit, what it counts). The README's table is made from this.
+METRICS: dict[str, tuple[str, str, str]] = {
+    "strands_offload.offloads": ("counter", "{offload}", "tool results moved to storage"),
+    "strands_offload.offload.tokens_kept_out": (
+        "counter",
+        "{token}",
+        "tokens of the originals minus tokens of the notices the model saw instead",
+    ),
+    "strands_offload.offload.bytes_stored": ("counter", "By", "bytes written to storage by offloads"),
+    "strands_offload.retrievals": (
+        "counter",
+        "{retrieval}",
+        "retrieval tool calls, by mode and outcome (ok, not_found, refused, error)",
+    ),
+    "strands_offload.retrieval.tokens_returned": ("counter", "{token}", "tokens retrievals returned to the model"),
+    "strands_offload.native.duration": (
+        "histogram",
+        "s",
+        "time in the native core per operation (measure, grep, page, json_query)",
+    ),
+}
