@@ -115,3 +115,41 @@ def run_log_triage(plugin: Plugin, log_text: str, *, pattern: str = "ERROR") -> 
     result = agent("Why are requests failing?")
     seconds = time.perf_counter() - started
     return ScenarioRun(agent.messages, str(result).strip(), seconds, len(log_text))
+
+
+def api_dump_script(pattern: str = '"status": "failed"') -> Callable[[Messages], Reply]:
+    """Script: list the customers (a JSON dump), grep the offloaded copy for ``pattern``, then answer."""
+
+    def script(messages: Messages) -> Reply:
+        results = _last_tool_results(messages)
+        if not results:
+            return Reply("Listing the customers.", [ToolCall("list_customers", {}, "tooluse_api_1")])
+        text = _result_text(results[0])
+        if results[0]["toolUseId"] == "tooluse_api_1":
+            references = _REFERENCE_LINE.findall(text.split("[Stored references:]", 1)[-1])
+            if not references:
+                return Reply("The dump was small enough to read directly.")
+            call = ToolCall(
+                RETRIEVAL_TOOL, {"reference": references[0], "pattern": pattern, "context_lines": 0}, "tooluse_grep_2"
+            )
+            return Reply("The dump was offloaded; searching it for failed orders.", [call])
+        return Reply(f"Search finished: {text.split(chr(10), 1)[0]}")
+
+    return script
+
+
+def run_api_dump(plugin: Plugin, document: Any) -> ScenarioRun:
+    """A fresh agent whose tool returns ``document`` as one JSON block; the model greps the stored copy."""
+
+    @tool
+    def list_customers() -> dict[str, Any]:
+        """Return every customer record of the API."""
+        return {"status": "success", "content": [{"json": document}]}
+
+    agent = Agent(
+        model=ScriptedModel(api_dump_script()), tools=[list_customers], plugins=[plugin], callback_handler=None
+    )
+    started = time.perf_counter()
+    result = agent("Which orders failed?")
+    seconds = time.perf_counter() - started
+    return ScenarioRun(agent.messages, str(result).strip(), seconds, 0)
