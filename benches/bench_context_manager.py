@@ -199,9 +199,11 @@ def _model() -> ScriptedModel:
 class Pipeline:
     """One implementation's ContextManager() bound to an Agent, run as on each model call."""
 
-    def __init__(self, member: str, messages: list[dict[str, Any]]) -> None:
+    def __init__(self, member: str, messages: list[dict[str, Any]], manager: Any = None) -> None:
         self.model = _model()
-        self.manager: Any = RefContextManager() if member == "reference" else ContextManager()
+        if manager is None:
+            manager = RefContextManager() if member == "reference" else ContextManager()
+        self.manager: Any = manager
         self.agent = Agent(
             model=self.model, messages=list(messages), context_manager=self.manager, callback_handler=None
         )

@@ -91,6 +91,32 @@ def counter_for(tokenizer: str | None, model: object) -> TokenCounter | None:
     return None
 
 
+def block_tokens(block: Any, counter: TokenCounter) -> int:
+    """``sdk_walk_tokens``, without the SDK's walk for the shapes the ledger counts most.
+
+    A text block, or a tool result whose items are all text blocks, is counted natively: the SDK
+    counts exactly those texts (chars/4, or BPE with an exact counter). Anything else takes the walk.
+    """
+    if type(block) is dict and len(block) == 1:
+        count = _native.count_tokens if counter.exact else _chars_over_four
+        text = block.get("text")
+        if type(text) is str:
+            return count(text, counter)
+        result = block.get("toolResult")
+        if type(result) is dict:
+            items = result.get("content", [])
+            if type(items) is list and all(
+                type(item) is dict and len(item) == 1 and type(item.get("text")) is str for item in items
+            ):
+                return sum(count(item["text"], counter) for item in items)
+    return sdk_walk_tokens(block, counter)
+
+
+def _chars_over_four(text: str, _counter: TokenCounter) -> int:
+    """The heuristic counter's count of ``text`` (code points / 4, rounded up), without a native call."""
+    return text_tokens(len(text))
+
+
 def sdk_walk_tokens(block: Any, counter: TokenCounter) -> int:
     """Tokens of a content block by the SDK's own block walk, measured by ``counter``.
 

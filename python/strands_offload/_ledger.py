@@ -66,6 +66,19 @@ class Ledger:
         self._lock = threading.Lock()
         self._per_agent: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
         self._total: dict[str, float] = dict.fromkeys(_FIELDS, 0)
+        self._labels: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
+        self.tracing = True
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Check again whether spans go anywhere (the plugin on each call, the manager per model call).
+
+        Without a tracer provider (ours or a global one) the API's spans are no-ops: none are made.
+        A global provider set later is seen at the next check.
+        """
+        self.tracing = self._tracer_provider is not None or not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        )
 
     # ------------------------------------------------------------------ totals
 
@@ -100,7 +113,10 @@ class Ledger:
         attributes: Mapping[str, Any],
         error_type: str | None = None,
     ) -> None:
+        if not self.tracing:
+            return
         if self._tracer is None:
+            # Without a provider this is the API's proxy: its spans cost little and follow a provider set later.
             self._tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=self._tracer_provider)
         parent = _seam.cycle_span(invocation_state)
         context = trace.set_span_in_context(parent) if parent is not None else None
@@ -203,6 +219,69 @@ class Ledger:
             },
             error_type,
         )
+
+    def edit(
+        self,
+        agent: Any,
+        invocation_state: Mapping[str, Any] | None,
+        *,
+        started_ns: int,
+        action: str,
+        counter: str,
+        tokens_removed: int,
+        tokens_added: int,
+        cache_invalidating: bool,
+        blocks: int,
+        messages: int,
+    ) -> None:
+        """One context edit: a block replaced, or a run of messages removed (with its marker)."""
+        # The manager's hot path (a model call): one lock, prebuilt attribute sets, no span without a tracer.
+        with self._lock:
+            mine = self._per_agent.get(agent)
+            if mine is None:
+                mine = self._per_agent[agent] = dict.fromkeys(_FIELDS, 0)
+            for totals in (mine, self._total):
+                totals["edits"] += 1
+                totals["tokens_removed"] += tokens_removed
+                totals["tokens_added"] += tokens_added
+                totals["cache_invalidating_edits"] += cache_invalidating
+        found = self._labels.get((action, counter))
+        if found is None:
+            labels = {"strands_offload.action": action}
+            found = self._labels[(action, counter)] = (labels, {**labels, "strands_offload.counter": counter})
+        labels, counted = found
+        instruments = (self._instruments or self._meter()).by_name
+        instruments["strands_offload.context.edits"].add(1, labels)
+        instruments["strands_offload.context.tokens_removed"].add(tokens_removed, counted)
+        instruments["strands_offload.context.tokens_added"].add(tokens_added, counted)
+        if cache_invalidating:
+            instruments["strands_offload.context.cache_invalidating_edits"].add(1, labels)
+        if not self.tracing:
+            return
+        self._span(
+            "strands_offload.context_edit",
+            invocation_state,
+            started_ns,
+            {
+                **counted,
+                "strands_offload.tokens.removed": tokens_removed,
+                "strands_offload.tokens.added": tokens_added,
+                "strands_offload.cache_invalidating": cache_invalidating,
+                "strands_offload.blocks": blocks,
+                "strands_offload.messages": messages,
+            },
+        )
+
+    def summarizer_call(self, agent: Any, *, input_tokens: int, output_tokens: int) -> None:
+        """One model call made by the summarizer, with the usage its response reported."""
+        self._add(
+            agent,
+            {"summarizer_calls": 1, "summarizer_input_tokens": input_tokens, "summarizer_output_tokens": output_tokens},
+        )
+        instruments = self._meter()
+        instruments.add("strands_offload.summarizer.calls", 1, {})
+        instruments.add("strands_offload.summarizer.tokens", input_tokens, {"gen_ai.token.type": "input"})
+        instruments.add("strands_offload.summarizer.tokens", output_tokens, {"gen_ai.token.type": "output"})
 
 
 def now_ns() -> int:

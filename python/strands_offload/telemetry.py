@@ -92,6 +92,28 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "retrieval tool calls, by mode and outcome (ok, not_found, refused, error)",
     ),
     "strands_offload.retrieval.tokens_returned": ("counter", "{token}", "tokens retrievals returned to the model"),
+    "strands_offload.context.edits": (
+        "counter",
+        "{edit}",
+        "context-manager edits (a block replaced, a run of messages removed), by action",
+    ),
+    "strands_offload.context.tokens_removed": ("counter", "{token}", "tokens the edits took out of the conversation"),
+    "strands_offload.context.tokens_added": (
+        "counter",
+        "{token}",
+        "tokens the edits put in (previews, markers, summaries)",
+    ),
+    "strands_offload.context.cache_invalidating_edits": (
+        "counter",
+        "{edit}",
+        "edits of messages a prompt-cached model request had already sent",
+    ),
+    "strands_offload.summarizer.calls": ("counter", "{call}", "model calls made to write summaries"),
+    "strands_offload.summarizer.tokens": (
+        "counter",
+        "{token}",
+        "tokens the summarizer's responses reported, by gen_ai.token.type (input, output)",
+    ),
     "strands_offload.native.duration": (
         "histogram",
         "s",

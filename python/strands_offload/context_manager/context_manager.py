@@ -17,8 +17,11 @@ from strands.types.exceptions import ContextWindowOverflowException
 
 from .. import _seam
 from .._heuristic import counter_for
+from .._ledger import Ledger
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import is_ephemeral
+from ..telemetry import Savings
+from ._edits import EditRecorder
 from ._measure import Measure, end_run, start_run
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
@@ -86,6 +89,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             Utilization still comes from the usage the provider reports.
         stash_search: Beyond the reference: ``retrieve_context`` also takes a ``query`` without a
             reference and answers with up to 10 references to matching stashed originals.
+        telemetry: Beyond the reference: record edits, retrievals and summarizer calls as
+            OpenTelemetry metrics and spans and in :meth:`savings`; ``False`` records nothing.
+        meter_provider: The OpenTelemetry meter provider to use (default: the global one).
+        tracer_provider: The OpenTelemetry tracer provider to use (default: the global one).
     """
 
     def __init__(
@@ -95,6 +102,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         stash: StashConfig | bool | None = None,
         tokenizer: str | None = None,
         stash_search: bool = False,
+        telemetry: bool = True,
+        meter_provider: Any = None,
+        tracer_provider: Any = None,
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
@@ -111,6 +121,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._stash_is_durable = False
         self._retrieval_tool_use_ids: set[str] = set()
         self._backfill_done = False
+        self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
+        self._recorder: EditRecorder | None = None
         Plugin.__init__(self)
 
     @property
@@ -122,6 +134,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
     def stash_is_durable(self) -> bool:
         """Whether the stash outlives the process (its storage is not marked ephemeral)."""
         return self._stash_is_durable
+
+    def savings(self, agent: Agent | None = None) -> Savings:
+        """What this manager's edits removed and added, and what was retrieved, for one agent or all."""
+        return self._ledger.savings(agent)
 
     @property
     def strategies(self) -> list[Any]:
@@ -167,6 +183,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             # A configured storage (even a falsy one, passed over above) makes a namespaced view the root.
             caller_root = self._stash_explicit_storage is not None
             self._stash = Stash(storage, agent.session_id, agent.agent_id, custom_stash_namespace=caller_root)
+        encoding = counter_for(self._tokenizer, agent.model)
+        if self._ledger.enabled:
+            self._recorder = EditRecorder(self._ledger, encoding)
         if self._stash is not None:
             # Registered before the strategies' arrival hooks: originals are stored before any edit.
             stash, calls = self._stash, self._retrieval_tool_use_ids
@@ -177,19 +196,24 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
             agent.hooks.add_callback(MessageAddedEvent, _stash_arrival)
             if self._enable_retrieval_tool:
-                self._tools.append(create_retrieval_tool(stash, search=self._stash_search))
+                self._tools.append(create_retrieval_tool(stash, search=self._stash_search, recorder=self._recorder))
 
-        encoding = counter_for(self._tokenizer, agent.model)
         for strategy in self._strategies:
             if isinstance(strategy, BaseOffloadStrategy):
                 strategy.set_tokenizer(encoding)
+                strategy.record_edits(self._recorder)
             _bind_strategy(strategy, agent, self._stash)
 
         if self._agentic:
             self._bind_agentic(agent)
 
         async def _before_model_call(event: BeforeModelCallEvent) -> None:
+            recorder = self._recorder
+            if recorder is not None:
+                recorder.before_request(event.agent, event.invocation_state)
             await self._run(event.agent, event.projected_input_tokens)
+            if recorder is not None:
+                recorder.request_sent(event.agent, event.agent.messages)
 
         agent.hooks.add_callback(BeforeModelCallEvent, _before_model_call)
 

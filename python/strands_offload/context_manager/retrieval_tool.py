@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,13 @@ from strands.types.tools import ToolResult, ToolSpec
 from .. import _native
 from .._heuristic import CHARS_PER_TOKEN
 from .._index_cache import IndexCache
+from .._ledger import now_ns
 from .._search import TextIndex, search_content
 
 if TYPE_CHECKING:
     from strands.types.content import Message
 
+    from ._edits import EditRecorder
     from .stash import Stash
 
 RETRIEVAL_TOOL_NAME = "retrieve_context"
@@ -131,7 +134,11 @@ def _schema_with_search() -> dict[str, Any]:
 
 
 def create_retrieval_tool(
-    stash: Stash, max_result_tokens: int | None = None, *, search: bool = False
+    stash: Stash,
+    max_result_tokens: int | None = None,
+    *,
+    search: bool = False,
+    recorder: EditRecorder | None = None,
 ) -> PythonAgentTool:
     """Build the ``retrieve_context`` tool over ``stash``.
 
@@ -139,10 +146,32 @@ def create_retrieval_tool(
         stash: The stash the references point into.
         max_result_tokens: Output budget in tokens (4 characters each); 10,000 by default.
         search: Also take ``query`` without ``reference`` and answer with the best references.
+        recorder: Where each call is reported (the manager's savings ledger), or ``None``.
     """
     max_chars = (max_result_tokens or _ANSWER_TOKENS) * CHARS_PER_TOKEN
     # None stands for an original that is not text (media, a bare number): it cannot be searched.
     indexes: IndexCache[TextIndex | None] = IndexCache(max_entries=16)
+
+    async def _recorded(tool_use: dict[str, Any], **invocation_state: Any) -> ToolResult:
+        if recorder is None:
+            return await _invoke(tool_use)
+        started, clock = now_ns(), time.perf_counter()
+        result = await _invoke(tool_use)
+        inputs = tool_use.get("input", {})
+        try:
+            recorder.retrieval(
+                invocation_state.get("agent"),
+                invocation_state,
+                started_ns=started,
+                call_id=str(tool_use.get("toolUseId", "")),
+                mode=_mode(inputs, search),
+                outcome=_outcome(result),
+                answer=result.get("content"),
+                native_seconds=time.perf_counter() - clock,
+            )
+        except Exception:
+            logger.warning("recording a retrieve_context call failed", exc_info=True)
+        return result
 
     async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:
         tool_use_id = tool_use["toolUseId"]
@@ -213,11 +242,29 @@ def create_retrieval_tool(
             return _error(tool_use_id, str(error))
         return _success(tool_use_id, found_text)
 
-    _invoke.__name__ = RETRIEVAL_TOOL_NAME
+    _recorded.__name__ = RETRIEVAL_TOOL_NAME
     description = _DESCRIPTION + (_SEARCH_NOTE if search else "")
     schema = _schema_with_search() if search else _INPUT_SCHEMA
     spec = ToolSpec(name=RETRIEVAL_TOOL_NAME, description=description, inputSchema=schema)
-    return PythonAgentTool(tool_name=RETRIEVAL_TOOL_NAME, tool_spec=spec, tool_func=_invoke)
+    return PythonAgentTool(tool_name=RETRIEVAL_TOOL_NAME, tool_spec=spec, tool_func=_recorded)
+
+
+def _mode(inputs: Mapping[str, Any], search: bool) -> str:
+    """The retrieval mode a call's input asks for, as the ledger names it."""
+    if search and inputs.get("reference") is None:
+        return "stash_search"
+    if inputs.get("pattern") is not None:
+        return "grep"
+    if inputs.get("line_range") is not None:
+        return "line_range"
+    return "full"
+
+
+def _outcome(result: Mapping[str, Any]) -> str:
+    if result.get("status") == "success":
+        return "ok"
+    texts = [item.get("text", "") for item in result.get("content", [])]
+    return "not_found" if any("reference not found" in text for text in texts) else "refused"
 
 
 def track_retrieval_calls(message: Message, calls: set[str]) -> None:

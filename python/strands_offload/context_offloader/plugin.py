@@ -42,7 +42,7 @@ from strands.types.tools import ToolContext, ToolResult, ToolResultContent
 from typing_extensions import TypedDict
 
 from .. import _native, _seam
-from .._heuristic import CHARS_PER_TOKEN, counter_for, sdk_walk_tokens, uses_base_heuristic
+from .._heuristic import CHARS_PER_TOKEN, block_tokens, counter_for, sdk_walk_tokens, uses_base_heuristic
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
 from .._ledger import Ledger, now_ns
@@ -416,6 +416,7 @@ class ContextOffloader(Plugin):
         agent = tool_context.agent
         if not self._ledger.enabled:
             return await self._retrieve(agent, shown, pattern, line_range, context_lines, query)
+        self._ledger.refresh()
         started = now_ns()
         timing = _NativeTime()
         mode = _retrieval_mode(pattern, line_range, context_lines, query)
@@ -594,6 +595,7 @@ class ContextOffloader(Plugin):
     ) -> None:
         """Put one offload in the ledger; a failure here is logged and never fails the offload."""
         try:
+            self._ledger.refresh()
             encoding = self._encoding(agent)
             counter = encoding or token_counter("heuristic")
             if encoding is not None:
@@ -610,7 +612,7 @@ class ContextOffloader(Plugin):
                 storage=_backend_name(self._storage_for_agent(agent)),
                 counter=named,
                 original_tokens=tokens,
-                shown_tokens=sdk_walk_tokens({"toolResult": shown}, counter),
+                shown_tokens=block_tokens({"toolResult": shown}, counter),
                 bytes_stored=stored_bytes,
                 blocks=blocks,
                 native_seconds=native_seconds,
@@ -849,7 +851,7 @@ def _answer_tokens(answer: dict[str, Any] | str, counter: TokenCounter) -> int:
     if isinstance(answer, str):
         return _native.count_tokens(answer, counter)
     result = {"toolUseId": "", "status": answer.get("status", "success"), "content": answer.get("content", [])}
-    return sdk_walk_tokens({"toolResult": result}, counter)
+    return block_tokens({"toolResult": result}, counter)
 
 
 def _backend_name(storage: Any) -> str:

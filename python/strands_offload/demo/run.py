@@ -143,7 +143,8 @@ def long_session_demo(repeats: int = 3, out: TextIO = sys.stdout) -> int:
     from .long_session import PAGES, WINDOW, canonical, run_long_session
 
     write = out.write
-    runs = [run_long_session(ContextManager()) for _ in range(repeats)]
+    managers = [ContextManager() for _ in range(repeats)]
+    runs = [run_long_session(manager) for manager in managers]
     ours = runs[-1]
     write(f"\n== Scene 2: {PAGES} pages of an orders API, a {WINDOW:,}-token window, ContextManager()\n")
     calls = ", ".join(f"{tokens:,}" for tokens in ours.usage)
@@ -159,6 +160,8 @@ def long_session_demo(repeats: int = 3, out: TextIO = sys.stdout) -> int:
         write("== The model called retrieve_context on a stashed page with pattern 'declined'; it got\n")
         write(_shorten(grep["content"][0]["text"], 8, 2) + "\n")
     write(f"== The model answered: {ours.answer}\n")
+    write("== What the context manager's edits saved (ContextManager.savings())\n")
+    write(_indented(managers[-1].savings()) + "\n")
     try:
         from strands.experimental.context_manager import ContextManager as ReferenceManager
     except ImportError:

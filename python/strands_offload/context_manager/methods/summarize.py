@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from strands.event_loop.streaming import process_stream
@@ -37,17 +37,30 @@ def format_summarized(description: str, tokens: int, summary: str | None = None)
     return f"{header}\n\n{summary}" if summary else header
 
 
-async def summarize(content: Sequence[Any], model: Any, config: Mapping[str, Any] | None = None) -> str | None:
+async def summarize(
+    content: Sequence[Any],
+    model: Any,
+    config: Mapping[str, Any] | None = None,
+    *,
+    on_usage: Callable[[Mapping[str, Any] | None], None] | None = None,
+) -> str | None:
     """Ask ``model`` for a summary of ``content``; ``None`` when it answers with no text.
 
-    Model errors propagate to the caller.
+    ``on_usage`` gets the usage the response reported (the savings ledger counts these calls,
+    which go to the model outside the SDK's own spans and usage). Model errors propagate.
     """
     prompt = (config or {}).get("system_prompt", DEFAULT_SYSTEM_PROMPT)
     request = [{"role": "user", "content": [{"text": "<content>"}, *content, {"text": "</content>"}]}]
     final: Any = None
+    usage: Mapping[str, Any] | None = None
     async for event in process_stream(model.stream(request, tool_specs=None, system_prompt=prompt)):
         if "stop" in event:
-            final = event["stop"][1]
+            final, usage = event["stop"][1], event["stop"][2]
+    if on_usage is not None:
+        try:
+            on_usage(usage)
+        except Exception:
+            logger.warning("recording the summarizer's usage failed", exc_info=True)
     if final is None:
         logger.warning("result=<empty> | the summarizer returned no message")
         return None

@@ -88,6 +88,12 @@ def remove_with_partners(messages: list[Any], chosen: Iterable[Any]) -> tuple[in
     return len(doomed), min(doomed)
 
 
+def removed_messages(before: list[Any], after: list[Any]) -> list[Any]:
+    """The messages of ``before`` that ``after`` no longer holds (by identity), in order."""
+    kept = {id(message) for message in after}
+    return [message for message in before if id(message) not in kept]
+
+
 def place_marker(messages: list[Any], index: int, text: str) -> None:
     """Leave ``text`` where messages were removed, as assistant content.
 

@@ -20,11 +20,12 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 from strands.hooks.events import MessageAddedEvent
 
 from ...._native import TokenCounter
+from ..._edits import EditRecorder, now_ns
 from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
-from ._messages import is_pinned, place_marker, remove_with_partners, restore_alternation
+from ._messages import is_pinned, place_marker, remove_with_partners, removed_messages, restore_alternation
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -145,6 +146,7 @@ class BaseOffloadStrategy(ABC):
         self._selector = _Target.parse(target)
         self._stash: Stash | None = None
         self._encoding: TokenCounter | None = None
+        self._recorder: EditRecorder | None = None
         conditions = conditions or {}
         threshold = _clean(conditions.get("threshold"))
         self._threshold = int(threshold) if threshold is not None else None
@@ -220,6 +222,22 @@ class BaseOffloadStrategy(ABC):
         """Measure and cut with an exact BPE encoding (``None``: the model's own counting)."""
         self._encoding = encoding
 
+    def record_edits(self, recorder: EditRecorder | None) -> None:
+        """Report each edit to ``recorder`` (the manager's savings ledger); ``None`` stops it."""
+        self._recorder = recorder
+
+    def _report_removal(
+        self, agent: Agent, gone: list[Any], marker: str | None, started: int, removed_tokens: int | None = None
+    ) -> None:
+        """Tell the recorder which messages a message-level pass removed, and the marker it left."""
+        if self._recorder is None or not gone:
+            return
+        markers = [{"text": marker}] if marker else []
+        try:
+            self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens)
+        except Exception:
+            logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
+
     # ------------------------------------------------------------------ passes
 
     async def apply(self, context: ContextState) -> bool:
@@ -268,14 +286,17 @@ class BaseOffloadStrategy(ABC):
                 logger.debug("strategy=<%s>, held=<%s> | blocks hold less than clear_at_least", self.name, held)
                 return False
         plan: list[tuple[list[Any], int, Any, int]] = []
+        started = now_ns()
         for message, blocks in found:
             plan.extend(await self._replacements(message, blocks, context.agent))
-        return await self._commit(plan, measure, budget)
+        return await self._commit(plan, measure, budget, context.agent, started)
 
     async def _apply_blocks(
         self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent, *, budget: bool
     ) -> bool:
-        return await self._commit(await self._plan_blocks(message, names, measure, agent), measure, budget)
+        started = now_ns()
+        plan = await self._plan_blocks(message, names, measure, agent)
+        return await self._commit(plan, measure, budget, agent, started)
 
     def _matches_block(self, block: Mapping[str, Any], message: Mapping[str, Any], names: Mapping[str, str]) -> bool:
         if any(kind in block for kind in _NEVER_OFFLOADED):
@@ -326,7 +347,9 @@ class BaseOffloadStrategy(ABC):
             plan.append((content, index, replacement, tokens))
         return plan
 
-    async def _commit(self, plan: list[tuple[list[Any], int, Any, int]], measure: Measure, budget: bool) -> bool:
+    async def _commit(
+        self, plan: list[tuple[list[Any], int, Any, int]], measure: Measure, budget: bool, agent: Agent, started: int
+    ) -> bool:
         if not plan:
             return False
         if budget:
@@ -336,9 +359,16 @@ class BaseOffloadStrategy(ABC):
             if freed < self._clear_at_least:
                 logger.debug("strategy=<%s>, freed=<%s> | edit too small for the cache it breaks", self.name, freed)
                 return False
-        for content, index, replacement, _ in plan:
+        edits = []
+        for content, index, replacement, tokens in plan:
+            edits.append((content, content[index], replacement, tokens))
             content[index] = replacement
         measure.blocks_replaced()
+        if self._recorder is not None:
+            try:
+                self._recorder.blocks_replaced(agent, self.name, edits, started)
+            except Exception:
+                logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
         return True
 
     async def _eligible_messages(self, context: ContextState, measure: Measure) -> list[Any]:
@@ -371,6 +401,7 @@ class BaseOffloadStrategy(ABC):
         eligible = await self._eligible_messages(context, measure)
         if not eligible:
             return False
+        started, snapshot = now_ns(), list(messages)
         if self._clear_at_least > 0 and not context.overflow:
             before = await measure.messages(messages)
             trial = list(messages)
@@ -383,10 +414,12 @@ class BaseOffloadStrategy(ABC):
         count, lowest = remove_with_partners(messages, eligible)
         if count == 0:
             return False
+        gone = removed_messages(snapshot, messages)
         marker = self._removal_marker(count)
         if marker:
             place_marker(messages, lowest, marker)
         restore_alternation(messages)
+        self._report_removal(context.agent, gone, marker, started)
         return True
 
     def _removal_marker(self, count: int) -> str | None:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, SummarizeConfig
 
+from ..._edits import now_ns
 from ..._measure import Measure
 from ...methods.summarize import flatten_messages, format_summarized, summarize, tool_result_blocks
 from ...stash import format_refs
 from ...types import ContextState
-from ._messages import place_marker, removable_with_partner, remove_with_partners, restore_alternation
+from ._messages import (
+    place_marker,
+    removable_with_partner,
+    remove_with_partners,
+    removed_messages,
+    restore_alternation,
+)
 from .base import BaseOffloadStrategy
 
 if TYPE_CHECKING:
@@ -77,13 +85,14 @@ class SummarizeStrategy(BaseOffloadStrategy):
         group = [m for m in messages if id(m) in chosen]
         if not group:
             return False
+        started, before = now_ns(), list(messages)
         tokens = await Measure(model).messages(group)
         budget = self._clear_at_least > 0 and not context.overflow
         if budget and tokens < self._clear_at_least:
             # Removing the span frees at most what it holds: the summary would be thrown away.
             logger.debug("strategy=<%s>, held=<%s> | messages hold less than clear_at_least", self.name, tokens)
             return False
-        summary = await summarize(flatten_messages(group), model, self._config)
+        summary = await summarize(flatten_messages(group), model, self._config, on_usage=self._usage(context.agent))
         if not summary:
             return False
         if budget:
@@ -93,8 +102,11 @@ class SummarizeStrategy(BaseOffloadStrategy):
         removed, lowest = remove_with_partners(messages, group)
         if removed == 0:
             return False
-        place_marker(messages, lowest, format_summarized(f"{removed} messages", tokens, summary))
+        gone = removed_messages(before, messages)
+        marker = format_summarized(f"{removed} messages", tokens, summary)
+        place_marker(messages, lowest, marker)
         restore_alternation(messages)
+        self._report_removal(context.agent, gone, marker, started, removed_tokens=tokens)
         logger.debug("summarized=<%s>, tokens=<%s> | messages summarized", removed, tokens)
         return True
 
@@ -107,7 +119,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         refs = format_refs(stash_refs)
         if "toolResult" in block:
             result = block["toolResult"]
-            summary = await self._summary_or_none(tool_result_blocks(result["content"]), model, message)
+            summary = await self._summary_or_none(tool_result_blocks(result["content"]), model, message, agent)
             if not summary:
                 return None
             logger.debug("tool_use_id=<%s>, tokens=<%s> | tool result summarized", result["toolUseId"], tokens)
@@ -120,22 +132,29 @@ class SummarizeStrategy(BaseOffloadStrategy):
                 }
             }
         if "text" in block:
-            summary = await self._summary_or_none([{"text": block["text"]}], model, message)
+            summary = await self._summary_or_none([{"text": block["text"]}], model, message, agent)
             if not summary:
                 return None
             logger.debug("tracking_id=<%s>, tokens=<%s> | text block summarized", message.get("tracking_id"), tokens)
             return {"text": format_summarized("text block", tokens, summary) + refs}
         if "image" in block or "document" in block:
-            summary = await self._summary_or_none([block], model, message)
+            summary = await self._summary_or_none([block], model, message, agent)
             if summary:
                 return {"text": format_summarized("media block", tokens, summary) + refs}
         logger.debug("tracking_id=<%s>, tokens=<%s> | block offloaded", message.get("tracking_id"), tokens)
         return {"text": f"[Offloaded: ~{tokens} tokens]{refs}"}
 
-    async def _summary_or_none(self, content: list[Any], model: Any, message: Any) -> str | None:
+    def _usage(self, agent: Agent) -> Callable[[Mapping[str, Any] | None], None] | None:
+        """What reports a summarizer call's usage to the ledger (``None`` when nothing records)."""
+        recorder = self._recorder
+        if recorder is None:
+            return None
+        return lambda usage: recorder.summarizer_call(agent, usage)
+
+    async def _summary_or_none(self, content: list[Any], model: Any, message: Any, agent: Agent) -> str | None:
         """A summary of one block; a failure is logged and leaves the block as it is."""
         try:
-            return await summarize(content, model, self._config)
+            return await summarize(content, model, self._config, on_usage=self._usage(agent))
         except Exception as error:
             logger.warning(
                 "tracking_id=<%s>, error=<%s> | summarizing a block failed", message.get("tracking_id"), error

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, TruncateConfig
 
+from ..._edits import now_ns
 from ..._measure import for_run
 from ...methods.truncate import preview_tokens_of, truncate_text_block, truncate_tool_result
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
-from ._messages import place_marker, remove_with_partners, restore_alternation
+from ._messages import place_marker, remove_with_partners, removed_messages, restore_alternation
 from .base import BaseOffloadStrategy
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         if len(messages) <= 3:
             return False
         older = messages[1:]
+        started, before = now_ns(), list(messages)
         count = max(1, int(len(older) * _EMERGENCY_SHARE))
         # End the cut before an assistant message: it orphans no tool result and never merges into message 0.
         if older[count]["role"] != "assistant":
@@ -146,6 +148,8 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         removed, lowest = remove_with_partners(messages, older[:count])
         if removed == 0:
             return False
+        gone = removed_messages(before, messages)
         place_marker(messages, lowest, elided_marker(removed))
         restore_alternation(messages)
+        self._report_removal(context.agent, gone, elided_marker(removed), started)
         return True
