@@ -251,3 +251,41 @@ def test_telemetry_off_changes_no_conversation(telemetry: _Telemetry, monkeypatc
     assert strip == [{k: v for k, v in m.items() if k != "tracking_id"} for m in off_agent.messages]
     assert len(telemetry.ours()) == before
     assert manager.savings() == Savings()
+
+
+def test_an_emergency_truncation_counts_the_messages_it_elided(telemetry: _Telemetry) -> None:
+    # A conversation that alone fills the window: only the emergency truncation can act.
+    history: list[Any] = [{"role": "user", "content": [{"text": "start"}]}]
+    for n in range(10):
+        history.append({"role": "assistant", "content": [{"text": f"note {n} " + "x" * 400}]})
+        history.append({"role": "user", "content": [{"text": f"ok {n}"}]})
+    history.append({"role": "assistant", "content": [{"text": "waiting"}]})
+    sent: list[list[Any]] = []
+
+    def script(messages: list[Any]) -> Reply:
+        sent.append([json.loads(json.dumps(m)) for m in messages])
+        return Reply("done")
+
+    model = ScriptedModel(script)
+    model.update_config(context_window_limit=900)
+    manager = ContextManager(
+        strategies=[], meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
+    )
+    before = json.loads(json.dumps(history))
+    agent = Agent(model=model, messages=history, context_manager=manager, callback_handler=None)
+    agent("go on")
+    first = sent[0]
+    markers = [b for m in first for b in m["content"] if b.get("text", "").startswith("[... ")]
+    # A message that took a marker is still there: compare without the markers.
+    unmarked = [{**m, "content": [b for b in m["content"] if b not in markers]} for m in first]
+    gone = [m for m in before if m not in unmarked]
+    assert gone and markers
+    edits = [s for s in telemetry.ours() if s.attributes.get("strands_offload.action") == "emergency_truncate"]
+    assert edits and len(edits) == telemetry.total("strands_offload.context.edits") == manager.savings(agent).edits
+    # Every pass left one marker; a later pass may elide an earlier marker with the messages around it.
+    added_then_removed = sum(_block_tokens(b) for m in gone for b in m["content"] if b["text"].startswith("[... "))
+    assert sum(s.attributes["strands_offload.messages"] for s in edits) == len(gone)
+    assert sum(s.attributes["strands_offload.tokens.added"] for s in edits) == sum(
+        _block_tokens(b) for b in markers
+    ) + added_then_removed
+    assert sum(s.attributes["strands_offload.tokens.removed"] for s in edits) == _sdk_count(gone)
