@@ -285,7 +285,8 @@ def test_an_emergency_truncation_counts_the_messages_it_elided(telemetry: _Telem
     # Every pass left one marker; a later pass may elide an earlier marker with the messages around it.
     added_then_removed = sum(_block_tokens(b) for m in gone for b in m["content"] if b["text"].startswith("[... "))
     assert sum(s.attributes["strands_offload.messages"] for s in edits) == len(gone)
-    assert sum(s.attributes["strands_offload.tokens.added"] for s in edits) == sum(
-        _block_tokens(b) for b in markers
-    ) + added_then_removed
+    assert (
+        sum(s.attributes["strands_offload.tokens.added"] for s in edits)
+        == sum(_block_tokens(b) for b in markers) + added_then_removed
+    )
     assert sum(s.attributes["strands_offload.tokens.removed"] for s in edits) == _sdk_count(gone)
