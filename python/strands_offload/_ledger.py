@@ -14,7 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -47,6 +47,17 @@ class _Instruments:
 
     def record(self, name: str, amount: float, attributes: Mapping[str, Any]) -> None:
         self.by_name[name].record(amount, attributes)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The tool call a record belongs to: its agent, cycle (through the invocation state), start, tool and id."""
+
+    agent: Any
+    invocation_state: Mapping[str, Any] | None
+    started_ns: int
+    tool_name: str
+    call_id: str
 
 
 class Ledger:
@@ -130,12 +141,8 @@ class Ledger:
 
     def offload(
         self,
-        agent: Any,
-        invocation_state: Mapping[str, Any] | None,
+        call: ToolCall,
         *,
-        started_ns: int,
-        tool_name: str,
-        call_id: str,
         storage: str,
         counter: str,
         original_tokens: int,
@@ -147,8 +154,8 @@ class Ledger:
         """One tool result (or ``offload()`` call) moved to storage."""
         kept_out = max(0, original_tokens - shown_tokens)
         totals = {"offloads": 1, "tokens_kept_out": kept_out, "bytes_stored": bytes_stored}
-        self._add(agent, {**totals, "native_seconds": native_seconds})
-        labels = {"gen_ai.tool.name": tool_name, "strands_offload.storage": storage}
+        self._add(call.agent, {**totals, "native_seconds": native_seconds})
+        labels = {"gen_ai.tool.name": call.tool_name, "strands_offload.storage": storage}
         instruments = self._meter()
         instruments.add("strands_offload.offloads", 1, labels)
         counted = {**labels, "strands_offload.counter": counter}
@@ -157,11 +164,11 @@ class Ledger:
         instruments.record("strands_offload.native.duration", native_seconds, {"strands_offload.operation": "measure"})
         self._span(
             "strands_offload.offload",
-            invocation_state,
-            started_ns,
+            call.invocation_state,
+            call.started_ns,
             {
                 **labels,
-                "gen_ai.tool.call.id": call_id,
+                "gen_ai.tool.call.id": call.call_id,
                 "strands_offload.counter": counter,
                 "strands_offload.tokens.original": original_tokens,
                 "strands_offload.tokens.shown": shown_tokens,
@@ -173,12 +180,8 @@ class Ledger:
 
     def retrieval(
         self,
-        agent: Any,
-        invocation_state: Mapping[str, Any] | None,
+        call: ToolCall,
         *,
-        started_ns: int,
-        tool_name: str,
-        call_id: str,
         mode: str,
         outcome: str,
         counter: str,
@@ -189,7 +192,7 @@ class Ledger:
         """One call of a retrieval tool; ``outcome`` is ``ok``, ``not_found``, ``refused`` or ``error``."""
         ok = outcome == "ok"
         self._add(
-            agent,
+            call.agent,
             {
                 "retrievals": int(ok),
                 "retrievals_failed": int(not ok),
@@ -199,7 +202,7 @@ class Ledger:
         )
         labels = {"strands_offload.retrieval.mode": mode, "strands_offload.retrieval.outcome": outcome}
         instruments = self._meter()
-        instruments.add("strands_offload.retrievals", 1, {**labels, "gen_ai.tool.name": tool_name})
+        instruments.add("strands_offload.retrievals", 1, {**labels, "gen_ai.tool.name": call.tool_name})
         if tokens:
             instruments.add(
                 "strands_offload.retrieval.tokens_returned", tokens, {**labels, "strands_offload.counter": counter}
@@ -208,12 +211,12 @@ class Ledger:
             instruments.record("strands_offload.native.duration", native_seconds, {"strands_offload.operation": mode})
         self._span(
             "strands_offload.retrieve",
-            invocation_state,
-            started_ns,
+            call.invocation_state,
+            call.started_ns,
             {
                 **labels,
-                "gen_ai.tool.name": tool_name,
-                "gen_ai.tool.call.id": call_id,
+                "gen_ai.tool.name": call.tool_name,
+                "gen_ai.tool.call.id": call.call_id,
                 "strands_offload.counter": counter,
                 "strands_offload.tokens.returned": tokens,
             },

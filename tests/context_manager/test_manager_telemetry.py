@@ -15,14 +15,9 @@ import re
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from _telemetry_support import Telemetry, recorded
 from strands import Agent, tool
 from strands.models.model import Model
-from strands.telemetry.tracer import get_tracer
 from strands_offload.context_manager import ContextManager, Offload
 from strands_offload.context_manager.methods.summarize import DEFAULT_SYSTEM_PROMPT
 from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
@@ -53,39 +48,13 @@ def _block_tokens(block: dict[str, Any]) -> int:
     return _sdk_count([{"role": "user", "content": [block]}])
 
 
-class _Telemetry:
-    def __init__(self) -> None:
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
-    def total(self, name: str, **attributes: Any) -> float:
-        data = self.reader.get_metrics_data()
-        found = 0
-        for resource in data.resource_metrics if data else []:
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    if metric.name != name:
-                        continue
-                    for point in metric.data.data_points:
-                        if all(point.attributes.get(k) == v for k, v in attributes.items()):
-                            found += point.value
-        return found
-
-    def ours(self) -> list[Any]:
-        return [s for s in self.exporter.get_finished_spans() if s.name.startswith("strands_offload.")]
-
-
 @pytest.fixture
-def telemetry(monkeypatch: pytest.MonkeyPatch) -> _Telemetry:
-    recorded = _Telemetry()
-    monkeypatch.setattr(get_tracer(), "tracer", recorded.tracer_provider.get_tracer("strands.telemetry.tracer"))
-    return recorded
+def telemetry(monkeypatch: pytest.MonkeyPatch) -> Telemetry:
+    """Providers for the component under test, and the SDK's own spans routed to the same exporter."""
+    return recorded(monkeypatch)
 
 
-def _session(telemetry: _Telemetry, *, caching: bool) -> tuple[Agent, ContextManager, list[list[Any]], ScriptedModel]:
+def _session(telemetry: Telemetry, *, caching: bool) -> tuple[Agent, ContextManager, list[list[Any]], ScriptedModel]:
     summarizer = ScriptedModel(lambda messages: Reply(SUMMARY))
     manager = ContextManager(
         strategies=[
@@ -172,7 +141,7 @@ def _expected(sent: list[list[Any]], summarizer: ScriptedModel) -> dict[str, Any
 
 @pytest.mark.parametrize("caching", [True, False], ids=["prompt-cache", "no-cache"])
 def test_a_session_that_truncates_drops_and_summarizes_is_measured_from_outside(
-    telemetry: _Telemetry, caching: bool
+    telemetry: Telemetry, caching: bool
 ) -> None:
     agent, manager, sent, summarizer = _session(telemetry, caching=caching)
     want = _expected(sent, summarizer)
@@ -237,7 +206,7 @@ def test_a_session_that_truncates_drops_and_summarizes_is_measured_from_outside(
             assert "ord_" not in str(value) and "pong" not in str(value) and SUMMARY not in str(value)
 
 
-def test_telemetry_off_changes_no_conversation(telemetry: _Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_telemetry_off_changes_no_conversation(telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
     on_agent, _, _, _ = _session(telemetry, caching=False)
     original = ContextManager.__init__
 
@@ -253,7 +222,7 @@ def test_telemetry_off_changes_no_conversation(telemetry: _Telemetry, monkeypatc
     assert manager.savings() == Savings()
 
 
-def test_an_emergency_truncation_counts_the_messages_it_elided(telemetry: _Telemetry) -> None:
+def test_an_emergency_truncation_counts_the_messages_it_elided(telemetry: Telemetry) -> None:
     # A conversation that alone fills the window: only the emergency truncation can act.
     history: list[Any] = [{"role": "user", "content": [{"text": "start"}]}]
     for n in range(10):

@@ -14,14 +14,9 @@ from typing import Any
 
 import pytest
 from _agent_harness import RETRIEVE, references_in
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from _telemetry_support import Telemetry, recorded
 from strands import Agent, tool
 from strands.models.model import Model
-from strands.telemetry.tracer import get_tracer
 from strands_offload.context_offloader import ContextOffloader
 from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
 from strands_offload.storage import InMemoryStorage
@@ -35,48 +30,10 @@ RECORDS = [{"id": i, "name": f"user-{i}", "email": f"user{i}@example.com", "acti
 SECRET_WORDS = ("worker-3", "user-17", "example.com")
 
 
-class _Telemetry:
-    """An SDK meter provider with an in-memory reader and a tracer provider with an in-memory exporter."""
-
-    def __init__(self) -> None:
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
-    def points(self) -> dict[str, list[tuple[dict[str, Any], Any]]]:
-        """Metric name -> (attributes, point) for every point of our scope."""
-        out: dict[str, list[tuple[dict[str, Any], Any]]] = {}
-        data = self.reader.get_metrics_data()
-        if data is None:
-            return out
-        for resource in data.resource_metrics:
-            for scope in resource.scope_metrics:
-                if scope.scope.name != "strands_offload":
-                    continue
-                for metric in scope.metrics:
-                    for point in metric.data.data_points:
-                        out.setdefault(metric.name, []).append((dict(point.attributes), point))
-        return out
-
-    def total(self, name: str, **attributes: Any) -> float:
-        return sum(
-            point.value
-            for labels, point in self.points().get(name, [])
-            if all(labels.get(k) == v for k, v in attributes.items())
-        )
-
-    def ours(self) -> list[Any]:
-        return [s for s in self.exporter.get_finished_spans() if s.name.startswith("strands_offload.")]
-
-
 @pytest.fixture
-def telemetry(monkeypatch: pytest.MonkeyPatch) -> _Telemetry:
-    """Providers for the plugin, and the SDK's own spans routed to the same exporter."""
-    recorded = _Telemetry()
-    monkeypatch.setattr(get_tracer(), "tracer", recorded.tracer_provider.get_tracer("strands.telemetry.tracer"))
-    return recorded
+def telemetry(monkeypatch: pytest.MonkeyPatch) -> Telemetry:
+    """Providers for the component under test, and the SDK's own spans routed to the same exporter."""
+    return recorded(monkeypatch)
 
 
 def _sdk_tokens(block: dict[str, Any]) -> int:
@@ -134,7 +91,7 @@ def _results(agent: Agent) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_a_session_that_offloads_greps_and_pages_is_measured_from_the_conversation(telemetry: _Telemetry) -> None:
+def test_a_session_that_offloads_greps_and_pages_is_measured_from_the_conversation(telemetry: Telemetry) -> None:
     plugin = ContextOffloader(
         InMemoryStorage(), meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
     )
@@ -198,7 +155,7 @@ def test_a_session_that_offloads_greps_and_pages_is_measured_from_the_conversati
     assert by_call["call_users"].attributes["gen_ai.tool.name"] == "list_users"
 
 
-def test_nothing_is_exported_that_names_content_keys_or_paths(telemetry: _Telemetry, tmp_path: Any) -> None:
+def test_nothing_is_exported_that_names_content_keys_or_paths(telemetry: Telemetry, tmp_path: Any) -> None:
     from strands_offload.storage import LocalFileStorage
 
     plugin = ContextOffloader(
@@ -222,7 +179,7 @@ def test_nothing_is_exported_that_names_content_keys_or_paths(telemetry: _Teleme
             assert word not in value, (word, value)
 
 
-def test_failed_retrievals_count_apart_with_the_exception_type_only(telemetry: _Telemetry) -> None:
+def test_failed_retrievals_count_apart_with_the_exception_type_only(telemetry: Telemetry) -> None:
     plugin = ContextOffloader(
         InMemoryStorage(), meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
     )
@@ -249,7 +206,7 @@ def test_failed_retrievals_count_apart_with_the_exception_type_only(telemetry: _
     assert plugin.savings() == Savings(retrievals_failed=1)
 
 
-def test_a_call_that_offloads_nothing_emits_nothing(telemetry: _Telemetry) -> None:
+def test_a_call_that_offloads_nothing_emits_nothing(telemetry: Telemetry) -> None:
     plugin = ContextOffloader(
         InMemoryStorage(), meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
     )
@@ -267,7 +224,7 @@ def test_a_call_that_offloads_nothing_emits_nothing(telemetry: _Telemetry) -> No
     assert plugin.savings() == Savings()
 
 
-def test_telemetry_off_records_nothing_and_changes_no_output(telemetry: _Telemetry) -> None:
+def test_telemetry_off_records_nothing_and_changes_no_output(telemetry: Telemetry) -> None:
     on = ContextOffloader(
         InMemoryStorage(), meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
     )
@@ -286,7 +243,7 @@ def test_telemetry_off_records_nothing_and_changes_no_output(telemetry: _Telemet
     assert off.savings() == Savings()
 
 
-def test_agents_in_threads_and_gathered_calls_keep_their_own_totals(telemetry: _Telemetry) -> None:
+def test_agents_in_threads_and_gathered_calls_keep_their_own_totals(telemetry: Telemetry) -> None:
     # One plugin (unified storage serves many agents) shared by two agents running in two threads.
     shared = ContextOffloader(
         InMemoryStorage(), meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._heuristic import block_tokens, uses_base_heuristic
-from .._ledger import Ledger, now_ns
+from .._ledger import Ledger, ToolCall, now_ns
 from .._native import TokenCounter, token_counter
 
 # Strategy name -> the action it is counted as.
@@ -207,11 +207,7 @@ class EditRecorder:
                 {"toolResult": {"toolUseId": call_id, "status": "success", "content": answer}}, self.counter
             )
         self.ledger.retrieval(
-            agent,
-            invocation_state,
-            started_ns=started_ns,
-            tool_name="retrieve_context",
-            call_id=call_id,
+            ToolCall(agent, invocation_state, started_ns, "retrieve_context", call_id),
             mode=mode,
             outcome=outcome,
             counter=self.counter.name,

@@ -46,6 +46,7 @@ from .._heuristic import CHARS_PER_TOKEN, block_tokens, counter_for, sdk_walk_to
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
 from .._ledger import Ledger, now_ns
+from .._ledger import ToolCall as LedgerCall
 from .._native import BlockMeter, TokenCounter, token_counter
 from ..storage.storage import _NamespacedStorage, is_namespaced
 from ..telemetry import Savings
@@ -436,12 +437,9 @@ class ContextOffloader(Plugin):
         finally:
             counter = self._encoding(agent) or token_counter("heuristic")
             tokens = _answer_tokens(answer, counter) if answer is not None else 0
+            call_id = str(tool_context.tool_use.get("toolUseId", ""))
             self._ledger.retrieval(
-                agent,
-                tool_context.invocation_state,
-                started_ns=started,
-                tool_name=_TOOL_NAME,
-                call_id=str(tool_context.tool_use.get("toolUseId", "")),
+                LedgerCall(agent, tool_context.invocation_state, started, _TOOL_NAME, call_id),
                 mode=mode,
                 outcome=outcome,
                 counter=counter.name,
@@ -604,11 +602,7 @@ class ContextOffloader(Plugin):
                 original_counter = "heuristic" if uses_base_heuristic(agent.model) else "model"
             named = original_counter if original_counter == counter.name else f"{original_counter}+{counter.name}"
             self._ledger.offload(
-                agent,
-                invocation_state,
-                started_ns=started,
-                tool_name=tool_name,
-                call_id=call_id,
+                LedgerCall(agent, invocation_state, started, tool_name, call_id),
                 storage=_backend_name(self._storage_for_agent(agent)),
                 counter=named,
                 original_tokens=tokens,

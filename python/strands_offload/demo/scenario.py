@@ -65,30 +65,49 @@ def _result_text(result: dict[str, Any]) -> str:
     return "\n".join(item["text"] for item in result.get("content", []) if "text" in item)
 
 
-def log_triage_script(pattern: str = "ERROR", context_lines: int = 1) -> Callable[[Messages], Reply]:
-    """Script: read the log, grep the offloaded copy for ``pattern``, then answer."""
+def _fetch_then_grep(
+    fetch: ToolCall, opening: str, grep: dict[str, Any], grep_id: str, unsearched: str, searching: str
+) -> Callable[[Messages], Reply]:
+    """Script: make the ``fetch`` call, grep the first reference of its offload notice, then answer."""
 
     def script(messages: Messages) -> Reply:
         results = _last_tool_results(messages)
         if not results:
-            return Reply(
-                "Reading the service log.", [ToolCall("read_service_log", {"service": "all"}, "tooluse_log_1")]
-            )
+            return Reply(opening, [fetch])
         text = _result_text(results[0])
-        if results[0]["toolUseId"] == "tooluse_log_1":
+        if results[0]["toolUseId"] == fetch.tool_use_id:
             references = _REFERENCE_LINE.findall(text.split("[Stored references:]", 1)[-1])
             if not references:
-                return Reply("The log was small enough to read directly.")
-            call = ToolCall(
-                RETRIEVAL_TOOL,
-                {"reference": references[0], "pattern": pattern, "context_lines": context_lines},
-                "tooluse_grep_1",
-            )
-            return Reply("The log was offloaded; searching it for errors.", [call])
+                return Reply(unsearched)
+            return Reply(searching, [ToolCall(RETRIEVAL_TOOL, {"reference": references[0], **grep}, grep_id)])
         header = text.split("\n", 1)[0]
         return Reply(f"Search finished: {header}")
 
     return script
+
+
+def log_triage_script(pattern: str = "ERROR", context_lines: int = 1) -> Callable[[Messages], Reply]:
+    """Script: read the log, grep the offloaded copy for ``pattern``, then answer."""
+    return _fetch_then_grep(
+        ToolCall("read_service_log", {"service": "all"}, "tooluse_log_1"),
+        "Reading the service log.",
+        {"pattern": pattern, "context_lines": context_lines},
+        "tooluse_grep_1",
+        "The log was small enough to read directly.",
+        "The log was offloaded; searching it for errors.",
+    )
+
+
+def api_dump_script(pattern: str = '"status": "failed"') -> Callable[[Messages], Reply]:
+    """Script: list the customers (a JSON dump), grep the offloaded copy for ``pattern``, then answer."""
+    return _fetch_then_grep(
+        ToolCall("list_customers", {}, "tooluse_api_1"),
+        "Listing the customers.",
+        {"pattern": pattern, "context_lines": 0},
+        "tooluse_grep_2",
+        "The dump was small enough to read directly.",
+        "The dump was offloaded; searching it for failed orders.",
+    )
 
 
 @dataclass
@@ -115,27 +134,6 @@ def run_log_triage(plugin: Plugin, log_text: str, *, pattern: str = "ERROR") -> 
     result = agent("Why are requests failing?")
     seconds = time.perf_counter() - started
     return ScenarioRun(agent.messages, str(result).strip(), seconds, len(log_text))
-
-
-def api_dump_script(pattern: str = '"status": "failed"') -> Callable[[Messages], Reply]:
-    """Script: list the customers (a JSON dump), grep the offloaded copy for ``pattern``, then answer."""
-
-    def script(messages: Messages) -> Reply:
-        results = _last_tool_results(messages)
-        if not results:
-            return Reply("Listing the customers.", [ToolCall("list_customers", {}, "tooluse_api_1")])
-        text = _result_text(results[0])
-        if results[0]["toolUseId"] == "tooluse_api_1":
-            references = _REFERENCE_LINE.findall(text.split("[Stored references:]", 1)[-1])
-            if not references:
-                return Reply("The dump was small enough to read directly.")
-            call = ToolCall(
-                RETRIEVAL_TOOL, {"reference": references[0], "pattern": pattern, "context_lines": 0}, "tooluse_grep_2"
-            )
-            return Reply("The dump was offloaded; searching it for failed orders.", [call])
-        return Reply(f"Search finished: {text.split(chr(10), 1)[0]}")
-
-    return script
 
 
 def run_api_dump(plugin: Plugin, document: Any) -> ScenarioRun:
