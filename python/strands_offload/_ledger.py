@@ -78,8 +78,7 @@ class Ledger:
         self._per_agent: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
         self._total: dict[str, float] = dict.fromkeys(_FIELDS, 0)
         self._labels: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
-        self.tracing = True
-        self.refresh()
+        self.tracing = _spans_go_somewhere(tracer_provider)
 
     def refresh(self) -> None:
         """Check again whether spans go anywhere (the plugin on each call, the manager per model call).
@@ -87,9 +86,7 @@ class Ledger:
         Without a tracer provider (ours or a global one) the API's spans are no-ops: none are made.
         A global provider set later is seen at the next check.
         """
-        self.tracing = self._tracer_provider is not None or not isinstance(
-            trace.get_tracer_provider(), trace.ProxyTracerProvider
-        )
+        self.tracing = _spans_go_somewhere(self._tracer_provider)
 
     # ------------------------------------------------------------------ totals
 
@@ -285,6 +282,10 @@ class Ledger:
         instruments.add("strands_offload.summarizer.calls", 1, {})
         instruments.add("strands_offload.summarizer.tokens", input_tokens, {"gen_ai.token.type": "input"})
         instruments.add("strands_offload.summarizer.tokens", output_tokens, {"gen_ai.token.type": "output"})
+
+
+def _spans_go_somewhere(tracer_provider: Any) -> bool:
+    return tracer_provider is not None or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def now_ns() -> int:

@@ -216,8 +216,8 @@ def test_telemetry_off_changes_no_conversation(telemetry: Telemetry, monkeypatch
     monkeypatch.setattr(ContextManager, "__init__", off)
     before = len(telemetry.ours())
     off_agent, manager, _, _ = _session(telemetry, caching=False)
-    strip = [{k: v for k, v in m.items() if k != "tracking_id"} for m in on_agent.messages]
-    assert strip == [{k: v for k, v in m.items() if k != "tracking_id"} for m in off_agent.messages]
+    strip = [{k: v for k, v in m.items() if k not in ("tracking_id", "metadata")} for m in on_agent.messages]
+    assert strip == [{k: v for k, v in m.items() if k not in ("tracking_id", "metadata")} for m in off_agent.messages]
     assert len(telemetry.ours()) == before
     assert manager.savings() == Savings()
 
@@ -259,3 +259,20 @@ def test_an_emergency_truncation_counts_the_messages_it_elided(telemetry: Teleme
         == sum(_block_tokens(b) for b in markers) + added_then_removed
     )
     assert sum(s.attributes["strands_offload.tokens.removed"] for s in edits) == _sdk_count(gone)
+
+
+def test_a_failing_ledger_changes_no_conversation(telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+    from strands_offload import _ledger
+
+    def strip(agent: Agent) -> list[Any]:
+        return [{k: v for k, v in m.items() if k not in ("tracking_id", "metadata")} for m in agent.messages]
+
+    expected = strip(_session(telemetry, caching=True)[0])
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("exporter down")
+
+    for name in ("edit", "summarizer_call", "retrieval"):
+        monkeypatch.setattr(_ledger.Ledger, name, broken)
+    monkeypatch.setattr(_ledger.Ledger, "refresh", broken)  # after construction: on each model call
+    assert strip(_session(telemetry, caching=True)[0]) == expected

@@ -82,7 +82,8 @@ def _session(plugin: ContextOffloader, *, grep: str = "ERROR") -> Agent:
 
 
 def _without_tracking_ids(messages: list[Any]) -> list[Any]:
-    return [{k: v for k, v in message.items() if k != "tracking_id"} for message in messages]
+    """Messages without their random tracking ids and the SDK's timing metadata (not our output)."""
+    return [{k: v for k, v in message.items() if k not in ("tracking_id", "metadata")} for message in messages]
 
 
 def _results(agent: Agent) -> dict[str, dict[str, Any]]:
@@ -297,3 +298,16 @@ def test_the_readme_documents_every_metric_with_its_unit() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for name, (kind, unit, what) in METRICS.items():
         assert f"| `{name}` | {kind} | `{unit}` | {what} |" in readme, name
+
+
+def test_a_failing_ledger_changes_nothing_the_model_sees(monkeypatch: pytest.MonkeyPatch) -> None:
+    from strands_offload import _ledger
+
+    expected = _without_tracking_ids(_session(ContextOffloader(InMemoryStorage(), telemetry=False)).messages)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("exporter down")
+
+    monkeypatch.setattr(_ledger.Ledger, "offload", broken)
+    monkeypatch.setattr(_ledger.Ledger, "retrieval", broken)
+    assert _without_tracking_ids(_session(ContextOffloader(InMemoryStorage())).messages) == expected

@@ -14,6 +14,7 @@ the provider cached, so the next request pays for it again.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +23,8 @@ from typing import Any
 from .._heuristic import block_tokens, uses_base_heuristic
 from .._ledger import Ledger, ToolCall, now_ns
 from .._native import TokenCounter, token_counter
+
+logger = logging.getLogger(__name__)
 
 # Strategy name -> the action it is counted as.
 ACTIONS = {
@@ -68,17 +71,24 @@ class EditRecorder:
 
     def before_request(self, agent: Any, invocation_state: Mapping[str, Any] | None) -> None:
         """Edits from now on belong to this request's cycle (their spans' parent)."""
-        self.ledger.refresh()
-        with self._lock:
-            if invocation_state is not None:
-                self._invocation[agent] = invocation_state
+        try:
+            self.ledger.refresh()
+            with self._lock:
+                if invocation_state is not None:
+                    self._invocation[agent] = invocation_state
+        except Exception:
+            logger.warning("recording the model request failed", exc_info=True)
 
     def request_sent(self, agent: Any, messages: Sequence[Any]) -> None:
         """``messages`` are what this request sends: editing them later invalidates a prompt cache."""
-        held = list(messages)
-        ids = frozenset(id(message) for message in held) | frozenset(id(message["content"]) for message in held)
-        with self._lock:
-            self._sent[agent] = (held, ids)
+        try:
+            held = list(messages)
+            contents = (message.get("content") for message in held if isinstance(message, Mapping))
+            ids = frozenset(id(message) for message in held) | frozenset(id(content) for content in contents)
+            with self._lock:
+                self._sent[agent] = (held, ids)
+        except Exception:
+            logger.warning("recording the model request failed", exc_info=True)
 
     def _model_counter(self, agent: Any) -> str:
         if self.encoding is not None:

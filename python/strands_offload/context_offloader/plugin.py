@@ -417,7 +417,6 @@ class ContextOffloader(Plugin):
         agent = tool_context.agent
         if not self._ledger.enabled:
             return await self._retrieve(agent, shown, pattern, line_range, context_lines, query)
-        self._ledger.refresh()
         started = now_ns()
         timing = _NativeTime()
         mode = _retrieval_mode(pattern, line_range, context_lines, query)
@@ -435,18 +434,23 @@ class ContextOffloader(Plugin):
             outcome, error_type = "error", type(error).__name__
             raise
         finally:
-            counter = self._encoding(agent) or token_counter("heuristic")
-            tokens = _answer_tokens(answer, counter) if answer is not None else 0
             call_id = str(tool_context.tool_use.get("toolUseId", ""))
-            self._ledger.retrieval(
-                LedgerCall(agent, tool_context.invocation_state, started, _TOOL_NAME, call_id),
-                mode=mode,
-                outcome=outcome,
-                counter=counter.name,
-                tokens=tokens,
-                native_seconds=timing.seconds,
-                error_type=error_type,
-            )
+            try:
+                self._ledger.refresh()
+                counter = self._encoding(agent) or token_counter("heuristic")
+                tokens = _answer_tokens(answer, counter) if answer is not None else 0
+                self._ledger.retrieval(
+                    LedgerCall(agent, tool_context.invocation_state, started, _TOOL_NAME, call_id),
+                    mode=mode,
+                    outcome=outcome,
+                    counter=counter.name,
+                    tokens=tokens,
+                    native_seconds=timing.seconds,
+                    error_type=error_type,
+                )
+            except Exception:
+                # The ledger never changes what the model gets, not even when it fails.
+                logger.warning("tool_use_id=<%s> | recording the retrieval failed", call_id, exc_info=True)
 
     async def _retrieve(
         self,
