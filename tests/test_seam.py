@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
 import logging
 import re
 import sys
@@ -33,14 +34,23 @@ FEATURES = {
     "re-casefix",
     "accelerate",
     "cycle-span",
+    "metrics-placeholder",
 }
 STRANDS_FEATURES = {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
+METRICS_INTERNAL = "opentelemetry.metrics._internal"
 
 
 def _clear_seam_caches() -> None:
-    for cached in (_seam.probe, _seam.storage_markers, _seam.re_parser, _seam.re_constants, _seam.re_extra_cases):
+    for cached in (
+        _seam.probe,
+        _seam._metrics_placeholder,
+        _seam.storage_markers,
+        _seam.re_parser,
+        _seam.re_constants,
+        _seam.re_extra_cases,
+    ):
         cached.cache_clear()
 
 
@@ -124,6 +134,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
         lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None),
         "no longer stores 'event_loop_cycle_span'",
     ),
+    "metrics-placeholder": (
+        lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),
+        "has no _ProxyMeterProvider class",
+    ),
 }
 
 
@@ -150,11 +164,12 @@ def test_failed_probe_warns_once_then_refuses(
                 _seam.require(feature)
     ours = [w for w in caught if str(w.message).startswith("strands_offload:")]
     assert len(ours) == 1 and ours[0].category is RuntimeWarning
-    where = (
-        f"strands-agents {_seam.strands_version()}"
-        if feature in STRANDS_FEATURES
-        else f"Python {sys.version.split()[0]}"
-    )
+    if feature in STRANDS_FEATURES:
+        where = f"strands-agents {_seam.strands_version()}"
+    elif feature == "metrics-placeholder":
+        where = f"opentelemetry-api {importlib.metadata.version('opentelemetry-api')}"
+    else:
+        where = f"Python {sys.version.split()[0]}"
     assert str(ours[0].message).startswith(f"strands_offload: {feature} is unavailable on {where} (")
     assert reason in str(ours[0].message) and "tested with strands-agents 1.62.0" in str(ours[0].message)
     assert [r.getMessage() for r in caplog.records if r.name == _seam.__name__] == [
@@ -202,6 +217,23 @@ def test_cycle_span_is_read_from_the_invocation_state_and_falls_back_to_none(
     fresh_seam.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None)
     with pytest.warns(RuntimeWarning, match="cycle-span is unavailable"):
         assert _seam.cycle_span({"event_loop_cycle_span": span}) is None
+
+
+def test_an_unset_global_meter_provider_is_seen_and_the_fallback_always_meters(
+    fresh_seam: pytest.MonkeyPatch,
+) -> None:
+    from opentelemetry import metrics
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    placeholder = metrics.get_meter_provider()
+    assert _seam.global_metrics_unset() is (type(placeholder).__name__ == "_ProxyMeterProvider")
+    fresh_seam.setattr(metrics, "get_meter_provider", lambda: MeterProvider())
+    assert not _seam.global_metrics_unset()
+    fresh_seam.setattr(metrics, "get_meter_provider", lambda: placeholder)
+    _clear_seam_caches()
+    fresh_seam.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider")
+    with pytest.warns(RuntimeWarning, match="metrics-placeholder is unavailable"):
+        assert not _seam.global_metrics_unset()
 
 
 def test_context_manager_pieces_refuse(fresh_seam: pytest.MonkeyPatch) -> None:

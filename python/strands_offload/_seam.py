@@ -21,6 +21,9 @@ Features:
     ``re-casefix``: ``re._casefix._EXTRA_CASES`` (3.11+) or ``sre_compile._ignorecase_fixes`` (3.10).
     ``cycle-span``: the invocation-state key under which the event loop keeps the current cycle's span
         (``event_loop_cycle_span``), the parent of the ledger's spans.
+    ``metrics-placeholder``: ``opentelemetry.metrics._internal._ProxyMeterProvider``, the API's stand-in
+        until a global meter provider is set: while it stands, the ledger's metrics would go nowhere and
+        are not made.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -154,6 +157,15 @@ def _probe_cycle_span() -> None:
         raise SeamUnavailable(f"event_loop_cycle no longer stores {_CYCLE_SPAN_KEY!r} in the invocation state")
 
 
+_METRICS_INTERNAL = "opentelemetry.metrics._internal"
+
+
+def _probe_metrics_placeholder() -> None:
+    placeholder = getattr(_module(_METRICS_INTERNAL), "_ProxyMeterProvider", None)
+    if not isinstance(placeholder, type):
+        raise SeamUnavailable(f"{_METRICS_INTERNAL} has no _ProxyMeterProvider class")
+
+
 _AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "create_token_usage_middleware")
 
 _PROBES: dict[str, Callable[[], None]] = {
@@ -165,12 +177,29 @@ _PROBES: dict[str, Callable[[], None]] = {
     "re-casefix": _probe_re_casefix,
     "accelerate": _probe_accelerate,
     "cycle-span": _probe_cycle_span,
+    "metrics-placeholder": _probe_metrics_placeholder,
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
 _STRANDS_FEATURES = frozenset(
     {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
 )
+
+
+def _whose(feature: str) -> str:
+    """The package (and version) whose private names ``feature`` uses."""
+    if feature in _STRANDS_FEATURES:
+        return f"strands-agents {strands_version()}"
+    if feature == "metrics-placeholder":
+        return f"opentelemetry-api {_version_of('opentelemetry-api')}"
+    return f"Python {sys.version.split()[0]}"
+
+
+def _version_of(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:  # pragma: no cover - a vendored or source install
+        return "unknown"
 
 
 @functools.cache
@@ -183,9 +212,7 @@ def probe(feature: str) -> str | None:
         reason = str(error) or type(error).__name__
     else:
         return None
-    where = (
-        f"strands-agents {strands_version()}" if feature in _STRANDS_FEATURES else f"Python {sys.version.split()[0]}"
-    )
+    where = _whose(feature)
     message = (
         f"strands_offload: {feature} is unavailable on {where} ({reason}); "
         f"tested with strands-agents {', '.join(sorted(TESTED_STRANDS_VERSIONS))}"
@@ -260,6 +287,21 @@ def cycle_span(invocation_state: Any) -> Any:
         return None
     span = invocation_state.get(_CYCLE_SPAN_KEY)
     return span if isinstance(span, _module("opentelemetry.trace").Span) else None
+
+
+def global_metrics_unset() -> bool:
+    """Whether no global meter provider has been set yet (the API's stand-in is still in place).
+
+    ``False`` when the probe fails: the ledger then always makes its metrics.
+    """
+    placeholder = _metrics_placeholder()
+    return placeholder is not None and isinstance(_module("opentelemetry.metrics").get_meter_provider(), placeholder)
+
+
+@functools.cache
+def _metrics_placeholder() -> type | None:
+    # Asked before every model call: the probe and the lookup are made once.
+    return _module(_METRICS_INTERNAL)._ProxyMeterProvider if available("metrics-placeholder") else None
 
 
 def reference_context_manager_class() -> type[Any]:
