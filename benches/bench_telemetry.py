@@ -74,12 +74,18 @@ def test_offload_hook_1mb(benchmark: Any, member: str) -> None:
 
 
 class _Acting:
-    """A context manager's pipeline that truncates one fresh oversized tool result per call."""
+    """A context manager's model-call hook that truncates one fresh oversized tool result per call.
+
+    The whole hook runs (the ledger's bookkeeping before and after the strategies), each call as
+    the second request of a cycle: the one before it sent the conversation without the new result.
+    """
 
     def __init__(self, member: str) -> None:
         self.base = conversation("json", 200)
         self.index, _ = oversized_result(self.base)
-        self.pipeline = Pipeline("native", list(self.base), ContextManager(**_options(member)))
+        manager = ContextManager(**_options(member))
+        self.pipeline = Pipeline("native", list(self.base), manager)
+        self.pipeline.run_pipeline = lambda agent, tokens: manager._model_call(agent, {}, tokens)
 
     def prepare(self) -> None:
         messages = list(self.base)

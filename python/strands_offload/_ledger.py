@@ -25,6 +25,9 @@ from .telemetry import METRICS, Savings
 
 _SCOPE = "strands_offload"
 _FIELDS = tuple(f.name for f in fields(Savings))
+_MEASURE = {"strands_offload.operation": "measure"}
+#: How often a ledger without a provider looks again for a global one, in seconds.
+RECHECK_SECONDS = 1.0
 
 
 def _version() -> str:
@@ -47,6 +50,30 @@ class _Instruments:
 
     def record(self, name: str, amount: float, attributes: Mapping[str, Any]) -> None:
         self.by_name[name].record(amount, attributes)
+
+
+class PerAgent:
+    """One value per live agent, its entry gone when the agent goes.
+
+    Read on every model call: unlike ``WeakKeyDictionary.get``, a lookup allocates no weak reference.
+    """
+
+    def __init__(self) -> None:
+        self._slots: dict[int, list[Any]] = {}  # id(agent) -> [weak reference to it, value]
+
+    def get(self, agent: Any) -> Any:
+        slot = self._slots.get(id(agent))
+        return slot[1] if slot is not None and slot[0]() is agent else None
+
+    def set(self, agent: Any, value: Any) -> None:
+        key = id(agent)
+        slot = self._slots.get(key)
+        if slot is not None and slot[0]() is agent:
+            slot[1] = value
+            return
+        slots = self._slots
+        # The id is free again only once the agent is gone, and the callback runs as it goes.
+        self._slots[key] = [weakref.ref(agent, lambda _: slots.pop(key, None)), value]
 
 
 @dataclass(frozen=True)
@@ -75,18 +102,34 @@ class Ledger:
         self._instruments: _Instruments | None = None
         self._tracer: trace.Tracer | None = None
         self._lock = threading.Lock()
-        self._per_agent: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
+        self._per_agent = PerAgent()
         self._total: dict[str, float] = dict.fromkeys(_FIELDS, 0)
         self._labels: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
-        self.tracing = _spans_go_somewhere(tracer_provider)
+        self._next_check = time.monotonic() + RECHECK_SECONDS
+        self.tracing, self.metering = self._providers()
 
     def refresh(self) -> None:
-        """Check again whether spans go anywhere (the plugin on each call, the manager per model call).
+        """See whether metrics and spans go anywhere (the plugin on each call, the manager per model call).
 
-        Without a tracer provider (ours or a global one) the API's spans are no-ops: none are made.
-        A global provider set later is seen at the next check.
+        Without a provider (ours or a global one) the API's instruments and spans are no-ops: none
+        are made, and only the totals of ``savings()`` are kept. A global provider set later is
+        seen within ``RECHECK_SECONDS``; one found is never looked for again (a process sets its
+        global providers once). The look costs more than an edit's bookkeeping, hence the spacing.
         """
-        self.tracing = _spans_go_somewhere(self._tracer_provider)
+        if self.tracing and self.metering:
+            return
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + RECHECK_SECONDS
+        self.tracing, self.metering = self._providers()
+
+    def _providers(self) -> tuple[bool, bool]:
+        """Whether spans, and metrics, go to a provider: ours, or a global one set by now."""
+        tracing = self._tracer_provider is not None or not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        )
+        return tracing, self._meter_provider is not None or not _seam.global_metrics_unset()
 
     # ------------------------------------------------------------------ totals
 
@@ -94,7 +137,8 @@ class Ledger:
         with self._lock:
             mine = self._per_agent.get(agent)
             if mine is None:
-                mine = self._per_agent[agent] = dict.fromkeys(_FIELDS, 0)
+                mine = dict.fromkeys(_FIELDS, 0)
+                self._per_agent.set(agent, mine)
             for name, amount in amounts.items():
                 mine[name] += amount
                 self._total[name] += amount
@@ -103,7 +147,7 @@ class Ledger:
         """The totals of ``agent``, or of every agent recorded when ``None``."""
         with self._lock:
             figures = self._total if agent is None else self._per_agent.get(agent)
-            return Savings(**figures) if figures else Savings()  # type: ignore[arg-type]
+            return Savings(**figures) if figures else Savings()
 
     # ------------------------------------------------------------------ OpenTelemetry
 
@@ -153,12 +197,13 @@ class Ledger:
         totals = {"offloads": 1, "tokens_kept_out": kept_out, "bytes_stored": bytes_stored}
         self._add(call.agent, {**totals, "native_seconds": native_seconds})
         labels = {"gen_ai.tool.name": call.tool_name, "strands_offload.storage": storage}
-        instruments = self._meter()
-        instruments.add("strands_offload.offloads", 1, labels)
-        counted = {**labels, "strands_offload.counter": counter}
-        instruments.add("strands_offload.offload.tokens_kept_out", kept_out, counted)
-        instruments.add("strands_offload.offload.bytes_stored", bytes_stored, labels)
-        instruments.record("strands_offload.native.duration", native_seconds, {"strands_offload.operation": "measure"})
+        if self.metering:
+            instruments = self._meter()
+            instruments.add("strands_offload.offloads", 1, labels)
+            counted = {**labels, "strands_offload.counter": counter}
+            instruments.add("strands_offload.offload.tokens_kept_out", kept_out, counted)
+            instruments.add("strands_offload.offload.bytes_stored", bytes_stored, labels)
+            instruments.record("strands_offload.native.duration", native_seconds, _MEASURE)
         self._span(
             "strands_offload.offload",
             call.invocation_state,
@@ -198,14 +243,15 @@ class Ledger:
             },
         )
         labels = {"strands_offload.retrieval.mode": mode, "strands_offload.retrieval.outcome": outcome}
-        instruments = self._meter()
-        instruments.add("strands_offload.retrievals", 1, {**labels, "gen_ai.tool.name": call.tool_name})
-        if tokens:
-            instruments.add(
-                "strands_offload.retrieval.tokens_returned", tokens, {**labels, "strands_offload.counter": counter}
-            )
-        if native_seconds:
-            instruments.record("strands_offload.native.duration", native_seconds, {"strands_offload.operation": mode})
+        if self.metering:
+            instruments = self._meter()
+            instruments.add("strands_offload.retrievals", 1, {**labels, "gen_ai.tool.name": call.tool_name})
+            if tokens:
+                counted = {**labels, "strands_offload.counter": counter}
+                instruments.add("strands_offload.retrieval.tokens_returned", tokens, counted)
+            if native_seconds:
+                operation = {"strands_offload.operation": mode}
+                instruments.record("strands_offload.native.duration", native_seconds, operation)
         self._span(
             "strands_offload.retrieve",
             call.invocation_state,
@@ -233,29 +279,40 @@ class Ledger:
         cache_invalidating: bool,
         blocks: int,
         messages: int,
+        native_seconds: float = 0.0,
     ) -> None:
-        """One context edit: a block replaced, or a run of messages removed (with its marker)."""
-        # The manager's hot path (a model call): one lock, prebuilt attribute sets, no span without a tracer.
+        """One context edit: a block replaced, or a run of messages removed (with its marker).
+
+        ``native_seconds``: the native counting the pass made up to this edit, not reported before.
+        """
+        # The manager's hot path (a model call): one lock, prebuilt attribute sets, nothing made for no provider.
         with self._lock:
             mine = self._per_agent.get(agent)
             if mine is None:
-                mine = self._per_agent[agent] = dict.fromkeys(_FIELDS, 0)
+                mine = dict.fromkeys(_FIELDS, 0)
+                self._per_agent.set(agent, mine)
             for totals in (mine, self._total):
                 totals["edits"] += 1
                 totals["tokens_removed"] += tokens_removed
                 totals["tokens_added"] += tokens_added
                 totals["cache_invalidating_edits"] += cache_invalidating
+                totals["native_seconds"] += native_seconds
+        if not (self.metering or self.tracing):
+            return
         found = self._labels.get((action, counter))
         if found is None:
             labels = {"strands_offload.action": action}
             found = self._labels[(action, counter)] = (labels, {**labels, "strands_offload.counter": counter})
         labels, counted = found
-        instruments = (self._instruments or self._meter()).by_name
-        instruments["strands_offload.context.edits"].add(1, labels)
-        instruments["strands_offload.context.tokens_removed"].add(tokens_removed, counted)
-        instruments["strands_offload.context.tokens_added"].add(tokens_added, counted)
-        if cache_invalidating:
-            instruments["strands_offload.context.cache_invalidating_edits"].add(1, labels)
+        if self.metering:
+            instruments = self._meter()
+            instruments.add("strands_offload.context.edits", 1, labels)
+            instruments.add("strands_offload.context.tokens_removed", tokens_removed, counted)
+            instruments.add("strands_offload.context.tokens_added", tokens_added, counted)
+            if cache_invalidating:
+                instruments.add("strands_offload.context.cache_invalidating_edits", 1, labels)
+            if native_seconds:
+                instruments.record("strands_offload.native.duration", native_seconds, _MEASURE)
         if not self.tracing:
             return
         self._span(
@@ -278,14 +335,60 @@ class Ledger:
             agent,
             {"summarizer_calls": 1, "summarizer_input_tokens": input_tokens, "summarizer_output_tokens": output_tokens},
         )
+        if not self.metering:
+            return
         instruments = self._meter()
         instruments.add("strands_offload.summarizer.calls", 1, {})
         instruments.add("strands_offload.summarizer.tokens", input_tokens, {"gen_ai.token.type": "input"})
         instruments.add("strands_offload.summarizer.tokens", output_tokens, {"gen_ai.token.type": "output"})
 
 
-def _spans_go_somewhere(tracer_provider: Any) -> bool:
-    return tracer_provider is not None or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+class NativeClock:
+    """Adds up the wall time of the ``with`` blocks around native work (the ledger's native time)."""
+
+    __slots__ = ("_started", "seconds")
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, *_: object) -> None:
+        self.seconds += time.perf_counter() - self._started
+
+    def take(self) -> float:
+        """The time added up since the last take (each second is reported once)."""
+        seconds, self.seconds = self.seconds, 0.0
+        return seconds
+
+
+class _Untimed:
+    """The clock of work nobody records: times nothing."""
+
+    __slots__ = ()
+    seconds = 0.0
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def take(self) -> float:
+        return 0.0
+
+
+UNTIMED = _Untimed()
+
+
+def counter_name(original: str, added: str) -> str:
+    """The ``counter`` attribute of a figure: who counted the original, then who counted what was added.
+
+    One name when both are the same counter (``heuristic``), else both joined (``model+heuristic``).
+    """
+    return original if original == added else f"{original}+{added}"
 
 
 def now_ns() -> int:

@@ -96,6 +96,15 @@ class BlockMeter:
     def clear(self) -> None: ...
     def __len__(self) -> int: ...
 
+# the savings ledger
+__all__ += ["has_cache_point", "holds_any"]
+
+def holds_any(messages: list[object], touched: tuple[object, ...]) -> bool:
+    """Whether one of ``touched`` is (by identity) one of ``messages``."""
+
+def has_cache_point(messages: list[object]) -> bool:
+    """Whether a block of ``messages`` holds a ``cachePoint`` key."""
+
 # tokens
 __all__ += [
     "TokenCounter",

@@ -117,6 +117,6 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "strands_offload.native.duration": (
         "histogram",
         "s",
-        "time in the native core per operation (measure, grep, page, json_query)",
+        "time in the native core per operation (measure, grep, line_range, json_query, full, stash_search)",
     ),
 }

@@ -194,6 +194,15 @@ def test_a_session_that_truncates_drops_and_summarizes_is_measured_from_outside(
             native_seconds=manager.savings().native_seconds,
         )
     )
+    # Native time: the counting of the passes that edited, and the grep; the totals are the histogram's.
+    durations = {
+        labels["strands_offload.operation"]: point
+        for labels, point in telemetry.points().get("strands_offload.native.duration", [])
+    }
+    assert set(durations) == {"measure", "grep"}
+    assert 1 <= durations["measure"].count <= total_edits and durations["measure"].sum > 0
+    assert durations["grep"].count == 1 and durations["grep"].sum > 0
+    assert manager.savings().native_seconds == pytest.approx(sum(p.sum for p in durations.values()))
     spans = telemetry.ours()
     assert sorted(s.name for s in spans).count("strands_offload.context_edit") == total_edits
     summarized = [s for s in spans if s.attributes.get("strands_offload.action") == "summarize"]

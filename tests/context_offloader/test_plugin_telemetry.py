@@ -8,6 +8,7 @@ token counting, never from the plugin's counters.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import threading
 from typing import Any
@@ -311,3 +312,30 @@ def test_a_failing_ledger_changes_nothing_the_model_sees(monkeypatch: pytest.Mon
     monkeypatch.setattr(_ledger.Ledger, "offload", broken)
     monkeypatch.setattr(_ledger.Ledger, "retrieval", broken)
     assert _without_tracking_ids(_session(ContextOffloader(InMemoryStorage())).messages) == expected
+
+
+def test_global_providers_set_after_the_plugin_are_used_from_the_next_check(
+    telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry import metrics, trace
+    from strands_offload import _ledger, _seam
+
+    # No global provider yet (this suite never sets one): the ledger keeps totals and makes nothing.
+    assert _seam.global_metrics_unset()
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    plugin = ContextOffloader(InMemoryStorage())
+    _session(plugin)
+    assert plugin.savings().offloads == 2 and plugin._ledger._instruments is None
+    # A process sets its global providers (here for this test only: the API lets a process set them
+    # once); with the recheck spacing at zero the next call sees them.
+    monkeypatch.setattr(_ledger, "RECHECK_SECONDS", 0.0)
+    monkeypatch.setattr(
+        importlib.import_module("opentelemetry.metrics._internal"), "_METER_PROVIDER", telemetry.meter_provider
+    )
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: telemetry.tracer_provider)
+    assert metrics.get_meter_provider() is telemetry.meter_provider
+    monkeypatch.setattr(plugin._ledger, "_next_check", 0.0)  # the spacing of the last look has run out
+    _session(plugin)
+    assert telemetry.total("strands_offload.offloads") == 2  # the second session's only
+    assert len([s for s in telemetry.ours() if s.name == "strands_offload.offload"]) == 2
+    assert plugin.savings().offloads == 4

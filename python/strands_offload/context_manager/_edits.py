@@ -15,14 +15,12 @@ the provider cached, so the next request pays for it again.
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._heuristic import block_tokens, uses_base_heuristic
-from .._ledger import Ledger, ToolCall, now_ns
-from .._native import TokenCounter, token_counter
+from .._ledger import Ledger, PerAgent, ToolCall, counter_name, now_ns
+from .._native import TokenCounter, has_cache_point, holds_any, token_counter
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +34,14 @@ ACTIONS = {
 _CACHE_KEYS = ("cache_config", "cache_prompt", "cache_tools")
 
 
-def prompt_caching_configured(model: Any, messages: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether requests of ``model`` with ``messages`` use a provider's prompt cache."""
+def caching_by_config(model: Any) -> bool:
+    """Whether ``model``'s config turns a provider's prompt cache on (a cache point may also be a block)."""
     get_config = getattr(model, "get_config", None)
     try:
         config = get_config() if callable(get_config) else None
     except Exception:
-        config = None
-    if isinstance(config, Mapping) and any(config.get(key) for key in _CACHE_KEYS):
-        return True
-    return any("cachePoint" in block for message in messages for block in message.get("content", ()))
+        return False
+    return isinstance(config, Mapping) and any(config.get(key) for key in _CACHE_KEYS)
 
 
 class EditRecorder:
@@ -60,67 +56,89 @@ class EditRecorder:
         self.ledger = ledger
         self.encoding = encoding
         self.counter = encoding or token_counter("heuristic")
-        self._lock = threading.Lock()
-        # Per agent: the messages the previous model request sent (held, so their ids stay theirs).
-        self._sent: weakref.WeakKeyDictionary[Any, tuple[list[Any], frozenset[int]]] = weakref.WeakKeyDictionary()
-        self._invocation: weakref.WeakKeyDictionary[Any, Mapping[str, Any]] = weakref.WeakKeyDictionary()
+        # Per agent (one agent runs one request at a time: no lock): the invocation state of the
+        # request being prepared (the parent of spans, kept only while tracing), and the messages
+        # the previous request sent (held, so their ids stay theirs).
+        self._invocation = PerAgent()
+        self._sent = PerAgent()
         self._counted_model: Any = None
-        self._counted_by = "model"
+        self._counted_by = self._replaced_counter = "model"
 
     # ------------------------------------------------------------------ model requests
 
     def before_request(self, agent: Any, invocation_state: Mapping[str, Any] | None) -> None:
-        """Edits from now on belong to this request's cycle (their spans' parent)."""
+        """While tracing: edits from now on belong to this request's cycle (their spans' parent)."""
         try:
-            self.ledger.refresh()
-            with self._lock:
-                if invocation_state is not None:
-                    self._invocation[agent] = invocation_state
+            self._invocation.set(agent, invocation_state)
         except Exception:
             logger.warning("recording the model request failed", exc_info=True)
 
     def request_sent(self, agent: Any, messages: Sequence[Any]) -> None:
-        """``messages`` are what this request sends: editing them later invalidates a prompt cache."""
+        """``messages`` are what this request sends: editing them later invalidates a prompt cache.
+
+        Only the list is copied here (every model call passes); what an edit touched is looked up
+        in it when an edit happens. The ledger looks again for providers, for the next request.
+        """
         try:
-            held = list(messages)
-            contents = (message.get("content") for message in held if isinstance(message, Mapping))
-            ids = frozenset(id(message) for message in held) | frozenset(id(content) for content in contents)
-            with self._lock:
-                self._sent[agent] = (held, ids)
+            self._sent.set(agent, list(messages))
+            self.ledger.refresh()
         except Exception:
             logger.warning("recording the model request failed", exc_info=True)
 
     def _model_counter(self, agent: Any) -> str:
-        if self.encoding is not None:
-            return self.encoding.name
+        """Who counted the originals: the tokenizer, else the base heuristic or the model's own count."""
         model = agent.model
         if model is not self._counted_model:  # one check per model, not per edit
             self._counted_model = model
-            self._counted_by = "heuristic" if uses_base_heuristic(model) else "model"
+            self._counted_by = (
+                self.encoding.name
+                if self.encoding is not None
+                else "heuristic"
+                if uses_base_heuristic(model)
+                else "model"
+            )
+            self._replaced_counter = counter_name(self._counted_by, self.counter.name)
         return self._counted_by
 
     # ------------------------------------------------------------------ edits
 
     def blocks_replaced(
-        self, agent: Any, strategy: str, edits: Sequence[tuple[list[Any], Any, Any, int]], started_ns: int
+        self,
+        agent: Any,
+        strategy: str,
+        edits: Sequence[tuple[Any, Any, Any, int]],
+        started_ns: int,
+        native_seconds: float = 0.0,
     ) -> None:
-        """Blocks replaced in place: (the content list, old block, new block, the old block's tokens)."""
-        counted_by = self._model_counter(agent)
-        counter = counted_by if counted_by == self.counter.name else f"{counted_by}+{self.counter.name}"
-        for content, old, new, tokens in edits:
+        """Blocks replaced in place: (their message, old block, new block, the old block's tokens).
+
+        ``native_seconds``: the pass's native counting, reported with the first edit. The manager's
+        hot path (a model call that edits): one pass, the lookups made once.
+        """
+        model = agent.model
+        if model is not self._counted_model:
+            self._model_counter(agent)
+        counter, count = self._replaced_counter, self.counter
+        sent = self._sent.get(agent)
+        invocation = self._invocation.get(agent) if self.ledger.tracing else None
+        action = ACTIONS.get(strategy, strategy)
+        for message, old, new, tokens in edits:
             if old == new:
                 continue  # an equal block (a dropped block dropped again): nothing changed
-            self._edit(
+            self.ledger.edit(
                 agent,
-                strategy,
-                started_ns,
-                removed=tokens,
-                added=block_tokens(new, self.counter),
-                touched=[content],
+                invocation,
+                started_ns=started_ns,
+                action=action,
                 counter=counter,
+                tokens_removed=tokens,
+                tokens_added=block_tokens(new, count),
+                cache_invalidating=self._invalidates(model, sent, (message,)),
                 blocks=1,
                 messages=0,
+                native_seconds=native_seconds,
             )
+            native_seconds = 0.0
 
     def messages_removed(
         self,
@@ -130,10 +148,12 @@ class EditRecorder:
         markers: Sequence[Any],
         started_ns: int,
         removed_tokens: int | None = None,
+        native_seconds: float = 0.0,
     ) -> None:
         """Messages removed in one pass, and the marker blocks left in their place.
 
-        ``removed_tokens``: the pass's own count of them (the model's), when it made one.
+        ``removed_tokens``: the pass's own count of them (the model's), when it made one;
+        ``native_seconds``: the native counting of the pass.
         """
         if removed_tokens is None:
             removed_tokens = sum(block_tokens(block, self.counter) for m in gone for block in m["content"])
@@ -148,9 +168,10 @@ class EditRecorder:
             removed=removed_tokens,
             added=added,
             touched=gone,
-            counter=counter if counter == self.counter.name else f"{counter}+{self.counter.name}",
+            counter=counter_name(counter, self.counter.name),
             blocks=0,
             messages=len(gone),
+            native_seconds=native_seconds,
         )
 
     def _edit(
@@ -165,27 +186,26 @@ class EditRecorder:
         counter: str,
         blocks: int,
         messages: int,
+        native_seconds: float,
     ) -> None:
-        with self._lock:
-            invocation = self._invocation.get(agent)
-            sent = self._sent.get(agent)
-        invalidating = (
-            sent is not None
-            and any(id(item) in sent[1] for item in touched)
-            and prompt_caching_configured(agent.model, getattr(agent, "messages", ()))
-        )
         self.ledger.edit(
             agent,
-            invocation,
+            self._invocation.get(agent) if self.ledger.tracing else None,
             started_ns=started_ns,
             action=ACTIONS.get(strategy, strategy),
             counter=counter,
             tokens_removed=removed,
             tokens_added=added,
-            cache_invalidating=invalidating,
+            cache_invalidating=self._invalidates(agent.model, self._sent.get(agent), tuple(touched)),
             blocks=blocks,
             messages=messages,
+            native_seconds=native_seconds,
         )
+
+    @staticmethod
+    def _invalidates(model: Any, sent: list[Any] | None, touched: tuple[Any, ...]) -> bool:
+        """The definition above: ``touched`` messages were sent, and the model caches prompts."""
+        return sent is not None and holds_any(sent, touched) and (caching_by_config(model) or has_cache_point(sent))
 
     # ------------------------------------------------------------------ summarizer and retrieval
 
@@ -226,4 +246,4 @@ class EditRecorder:
         )
 
 
-__all__ = ["ACTIONS", "EditRecorder", "now_ns", "prompt_caching_configured"]
+__all__ = ["ACTIONS", "EditRecorder", "caching_by_config", "now_ns"]

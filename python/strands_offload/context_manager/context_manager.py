@@ -8,7 +8,7 @@ ours: the stash, the pipeline run on each model call, overflow recovery, the ret
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from strands.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
@@ -208,12 +208,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             self._bind_agentic(agent)
 
         async def _before_model_call(event: BeforeModelCallEvent) -> None:
-            recorder = self._recorder
-            if recorder is not None:
-                recorder.before_request(event.agent, event.invocation_state)
-            await self._run(event.agent, event.projected_input_tokens)
-            if recorder is not None:
-                recorder.request_sent(event.agent, event.agent.messages)
+            await self._model_call(event.agent, event.invocation_state, event.projected_input_tokens)
 
         agent.hooks.add_callback(BeforeModelCallEvent, _before_model_call)
 
@@ -269,12 +264,24 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             except Exception:
                 logger.warning("agent_id=<%s> | stashing an earlier message failed", agent.agent_id, exc_info=True)
 
+    async def _model_call(
+        self, agent: Agent, invocation_state: Mapping[str, Any] | None, projected_tokens: int | None
+    ) -> bool:
+        """What runs before each model request: the strategies, between the ledger's bookkeeping."""
+        recorder = self._recorder
+        if recorder is not None and recorder.ledger.tracing:
+            recorder.before_request(agent, invocation_state)  # the parent of this request's edit spans
+        acted = await self._run(agent, projected_tokens)
+        if recorder is not None:
+            recorder.request_sent(agent, agent.messages)
+        return acted
+
     async def _run(self, agent: Agent, projected_tokens: int | None = None, *, overflow: bool = False) -> bool:
         """Run the strategies in order; ``True`` when any of them changed the conversation."""
         await self._backfill(agent)
         messages = agent.messages
         model = agent.model
-        measure = Measure(model)
+        measure = Measure(model, timed=self._recorder is not None)
         if projected_tokens is not None:
             tokens = projected_tokens
         else:

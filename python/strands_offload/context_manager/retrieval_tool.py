@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,7 @@ from strands.types.tools import ToolResult, ToolSpec
 from .. import _native
 from .._heuristic import CHARS_PER_TOKEN
 from .._index_cache import IndexCache
-from .._ledger import now_ns
+from .._ledger import UNTIMED, NativeClock, now_ns
 from .._search import TextIndex, search_content
 
 if TYPE_CHECKING:
@@ -154,9 +153,9 @@ def create_retrieval_tool(
 
     async def _recorded(tool_use: dict[str, Any], **invocation_state: Any) -> ToolResult:
         if recorder is None:
-            return await _invoke(tool_use)
-        started, clock = now_ns(), time.perf_counter()
-        result = await _invoke(tool_use)
+            return await _invoke(tool_use, UNTIMED)
+        started, clock = now_ns(), NativeClock()
+        result = await _invoke(tool_use, clock)
         inputs = tool_use.get("input", {})
         try:
             recorder.retrieval(
@@ -167,13 +166,13 @@ def create_retrieval_tool(
                 mode=_mode(inputs, search),
                 outcome=_outcome(result),
                 answer=result.get("content"),
-                native_seconds=time.perf_counter() - clock,
+                native_seconds=clock.seconds,
             )
         except Exception:
             logger.warning("recording a retrieve_context call failed", exc_info=True)
         return result
 
-    async def _invoke(tool_use: dict[str, Any], **_: Any) -> ToolResult:
+    async def _invoke(tool_use: dict[str, Any], clock: NativeClock | Any) -> ToolResult:
         tool_use_id = tool_use["toolUseId"]
         inputs = tool_use.get("input", {})
         if search and inputs.get("reference") is None:
@@ -201,7 +200,8 @@ def create_retrieval_tool(
                 media = _media_of(value)
                 if media is not None:
                     return ToolResult(toolUseId=tool_use_id, status="success", content=[media])  # type: ignore[list-item]
-            text = _native.json_dumps(value)
+            with clock:
+                text = _native.json_dumps(value)
             if len(text) > max_chars:
                 text = text[:max_chars] + "\n\n[truncated]"
             return _success(tool_use_id, text)
@@ -210,8 +210,9 @@ def create_retrieval_tool(
             value = json.loads(raw.decode("utf-8"))
             if value is None:
                 raise _NullOriginal
-            found = searchable_text(value)
-            return None if found is None else TextIndex(found)
+            with clock:
+                found = searchable_text(value)
+                return None if found is None else TextIndex(found)
 
         try:
             index = indexes.get(reference, raw, build_index)
@@ -231,13 +232,14 @@ def create_retrieval_tool(
                 return _error(tool_use_id, f"Error: invalid line_range: {error}")
 
         try:
-            found_text = search_content(
-                index,
-                pattern=pattern,
-                line_range=bounds,
-                context_lines=_DEFAULT_CONTEXT_LINES if context_lines is None else context_lines,
-                max_chars=max_chars,
-            )
+            with clock:
+                found_text = search_content(
+                    index,
+                    pattern=pattern,
+                    line_range=bounds,
+                    context_lines=_DEFAULT_CONTEXT_LINES if context_lines is None else context_lines,
+                    max_chars=max_chars,
+                )
         except ValueError as error:
             return _error(tool_use_id, str(error))
         return _success(tool_use_id, found_text)

@@ -45,7 +45,7 @@ from .. import _native, _seam
 from .._heuristic import CHARS_PER_TOKEN, block_tokens, counter_for, sdk_walk_tokens, uses_base_heuristic
 from .._index_cache import IndexCache
 from .._jsonpath import json_query
-from .._ledger import Ledger, now_ns
+from .._ledger import Ledger, NativeClock, counter_name, now_ns
 from .._ledger import ToolCall as LedgerCall
 from .._native import BlockMeter, TokenCounter, token_counter
 from ..storage.storage import _NamespacedStorage, is_namespaced
@@ -418,7 +418,7 @@ class ContextOffloader(Plugin):
         if not self._ledger.enabled:
             return await self._retrieve(agent, shown, pattern, line_range, context_lines, query)
         started = now_ns()
-        timing = _NativeTime()
+        timing = NativeClock()
         mode = _retrieval_mode(pattern, line_range, context_lines, query)
         error_type: str | None = None
         answer: dict[str, Any] | str | None = None
@@ -460,9 +460,9 @@ class ContextOffloader(Plugin):
         line_range: LineRange | None,
         context_lines: int | None,
         query: str | None,
-        timing: _NativeTime | None = None,
+        timing: NativeClock | None = None,
     ) -> dict[str, Any] | str:
-        timing = timing or _NativeTime()
+        timing = timing or NativeClock()
         reference = await self._resolve(agent, shown)
         storage = self._storage_for_agent(agent)
         try:
@@ -604,7 +604,7 @@ class ContextOffloader(Plugin):
                 original_counter = encoding.name
             else:
                 original_counter = "heuristic" if uses_base_heuristic(agent.model) else "model"
-            named = original_counter if original_counter == counter.name else f"{original_counter}+{counter.name}"
+            named = counter_name(original_counter, counter.name)
             self._ledger.offload(
                 LedgerCall(agent, invocation_state, started, tool_name, call_id),
                 storage=_backend_name(self._storage_for_agent(agent)),
@@ -816,20 +816,6 @@ class ContextOffloader(Plugin):
 
 
 _NOT_RECORDED = object()
-
-
-class _NativeTime:
-    """Adds up the wall time of the ``with`` blocks around native work."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._started = 0.0
-
-    def __enter__(self) -> None:
-        self._started = time.perf_counter()
-
-    def __exit__(self, *_: object) -> None:
-        self.seconds += time.perf_counter() - self._started
 
 
 def _retrieval_mode(

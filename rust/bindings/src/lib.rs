@@ -13,6 +13,7 @@ mod json;
 mod jsonpath;
 mod keyword;
 mod meter;
+mod sent;
 mod tokens;
 
 /// Which vector fast paths this build compiled: `"x86_64"`, `"aarch64"` or
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grep::register(m)?;
     json::register(m)?;
     meter::register(m)?;
+    sent::register(m)?;
     keyword::register(m)?;
     jsonpath::register(m)?;
     joined::register(m)?;

@@ -21,7 +21,7 @@ from strands.hooks.events import MessageAddedEvent
 
 from ...._native import TokenCounter
 from ..._edits import EditRecorder, now_ns
-from ..._measure import Measure, for_run
+from ..._measure import Measure, for_run, run_clock
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
@@ -211,7 +211,7 @@ class BaseOffloadStrategy(ABC):
                 index = next((i for i, m in enumerate(messages) if m is event.message), -1)
                 if index >= 0 and is_pinned(messages, index):
                     return
-                measure = Measure(event.agent.model, self._encoding)
+                measure = Measure(event.agent.model, self._encoding, timed=self._recorder is not None)
                 await self._apply_blocks(event.message, _tool_names(messages), measure, event.agent, budget=False)
             except Exception:
                 logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
@@ -234,7 +234,8 @@ class BaseOffloadStrategy(ABC):
             return
         markers = [{"text": marker}] if marker else []
         try:
-            self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens)
+            native = run_clock().take()
+            self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens, native)
         except Exception:
             logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
 
@@ -285,7 +286,7 @@ class BaseOffloadStrategy(ABC):
             if held < self._clear_at_least:
                 logger.debug("strategy=<%s>, held=<%s> | blocks hold less than clear_at_least", self.name, held)
                 return False
-        plan: list[tuple[list[Any], int, Any, int]] = []
+        plan: list[tuple[Any, int, Any, int]] = []
         started = now_ns()
         for message, blocks in found:
             plan.extend(await self._replacements(message, blocks, context.agent))
@@ -312,8 +313,8 @@ class BaseOffloadStrategy(ABC):
 
     async def _plan_blocks(
         self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent
-    ) -> list[tuple[list[Any], int, Any, int]]:
-        """Replacements for the blocks of ``message`` above the threshold: (content, index, new, tokens)."""
+    ) -> list[tuple[Any, int, Any, int]]:
+        """Replacements for the blocks of ``message`` above the threshold: (message, index, new, tokens)."""
         return await self._replacements(message, await self._blocks_above(message, names, measure), agent)
 
     async def _blocks_above(self, message: Any, names: Mapping[str, str], measure: Measure) -> list[tuple[int, int]]:
@@ -332,10 +333,10 @@ class BaseOffloadStrategy(ABC):
 
     async def _replacements(
         self, message: Any, blocks: list[tuple[int, int]], agent: Agent
-    ) -> list[tuple[list[Any], int, Any, int]]:
-        """The replacements of ``blocks`` of ``message`` whose originals are stored: (content, index, new, tokens)."""
+    ) -> list[tuple[Any, int, Any, int]]:
+        """The replacements of ``blocks`` of ``message`` whose originals are stored: (message, index, new, tokens)."""
         content = message["content"]
-        plan: list[tuple[list[Any], int, Any, int]] = []
+        plan: list[tuple[Any, int, Any, int]] = []
         for index, tokens in blocks:
             block = content[index]
             refs = self._stash.refs_for(block, message, index) if self._stash else []
@@ -344,11 +345,11 @@ class BaseOffloadStrategy(ABC):
                 continue
             if self._stash is not None and not await self._stash.ensure(block, message, index):
                 continue  # the original is not stored: keep it in context rather than lose it
-            plan.append((content, index, replacement, tokens))
+            plan.append((message, index, replacement, tokens))
         return plan
 
     async def _commit(
-        self, plan: list[tuple[list[Any], int, Any, int]], measure: Measure, budget: bool, agent: Agent, started: int
+        self, plan: list[tuple[Any, int, Any, int]], measure: Measure, budget: bool, agent: Agent, started: int
     ) -> bool:
         if not plan:
             return False
@@ -359,14 +360,17 @@ class BaseOffloadStrategy(ABC):
             if freed < self._clear_at_least:
                 logger.debug("strategy=<%s>, freed=<%s> | edit too small for the cache it breaks", self.name, freed)
                 return False
-        edits = []
-        for content, index, replacement, tokens in plan:
-            edits.append((content, content[index], replacement, tokens))
+        recorder = self._recorder
+        edits: list[tuple[Any, Any, Any, int]] | None = [] if recorder is not None else None
+        for message, index, replacement, tokens in plan:
+            content = message["content"]
+            if edits is not None:
+                edits.append((message, content[index], replacement, tokens))
             content[index] = replacement
         measure.blocks_replaced()
-        if self._recorder is not None:
+        if recorder is not None and edits is not None:
             try:
-                self._recorder.blocks_replaced(agent, self.name, edits, started)
+                recorder.blocks_replaced(agent, self.name, edits, started, measure.clock.take())
             except Exception:
                 logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
         return True
