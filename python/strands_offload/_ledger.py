@@ -105,7 +105,7 @@ class Ledger:
         self._per_agent = PerAgent()
         self._total: dict[str, float] = dict.fromkeys(_FIELDS, 0)
         self._labels: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
-        self._next_check = time.monotonic() + RECHECK_SECONDS
+        self._next_check = 0.0  # the first call looks again: providers are often set up after plugins
         self.tracing, self.metering = self._providers()
 
     def refresh(self) -> None:
