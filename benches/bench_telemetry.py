@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import strands_offload.storage as our_storage
-from bench_context_manager import Pipeline, conversation, drive, oversized_result
+from bench_context_manager import Acting
 from bench_plugin import _agent, _call, json_document
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -73,35 +73,16 @@ def test_offload_hook_1mb(benchmark: Any, member: str) -> None:
     assert (plugin.savings().offloads > 0) == (member != "off")
 
 
-class _Acting:
-    """A context manager's model-call hook that truncates one fresh oversized tool result per call.
-
-    The whole hook runs (the ledger's bookkeeping before and after the strategies), each call as
-    the second request of a cycle: the one before it sent the conversation without the new result.
-    """
-
-    def __init__(self, member: str) -> None:
-        self.base = conversation("json", 200)
-        self.index, _ = oversized_result(self.base)
-        manager = ContextManager(**_options(member))
-        self.pipeline = Pipeline("native", list(self.base), manager)
-        self.pipeline.run_pipeline = lambda agent, tokens: manager._model_call(agent, {}, tokens)
-
-    def prepare(self) -> None:
-        messages = list(self.base)
-        messages[self.index] = oversized_result(self.base)[1]
-        drive(self.pipeline.manager.stash.store_message(messages[self.index]))  # as on arrival
-        self.pipeline.reset(messages)
-
-    def __call__(self, _: object = None) -> bool:
-        return self.pipeline()
+def _acting(member: str) -> Acting:
+    """The context manager's whole model-call hook, truncating a fresh tool result of a 200-message conversation."""
+    return Acting("native", 200, ContextManager(**_options(member)))
 
 
 @pytest.mark.parametrize("member", ["off", "on", "in_memory"])
 def test_context_manager_truncating_call(benchmark: Any, member: str) -> None:
     benchmark.group = "telemetry_cm_truncating_call"
-    acting = _Acting(member)
-    baseline = _Acting("off") if member != "off" else None
+    acting = _acting(member)
+    baseline = _acting("off") if member != "off" else None
     paired = Paired("off", baseline.prepare, baseline) if baseline is not None else None
 
     def fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -125,7 +106,7 @@ def _alternate(rounds: int) -> None:
     content = [{"json": json_document(1)}]
     hooks = {member: (_plugin(member), None) for member in ("off", "on", "in_memory")}
     hooks = {member: (plugin, _agent(plugin)) for member, (plugin, _) in hooks.items()}
-    managers = {member: _Acting(member) for member in ("off", "on", "in_memory")}
+    managers = {member: _acting(member) for member in ("off", "on", "in_memory")}
     for label, run in (
         ("offload hook, 1 MB JSON", lambda m: _call(*hooks[m], content)),
         ("context-manager call that truncates", None),

@@ -236,3 +236,15 @@ def test_result_of_unusual_shapes_is_left_to_the_sdk_walk() -> None:
     assert meter.result([OrderedDict(text="x")]) is None
     assert meter.result([{"text": 42}]) is None
     assert meter.result([{"json": {1j: 2}}, {"text": "ok"}]) == 1  # rejected JSON counts 0
+
+
+def test_the_time_spent_counting_is_taken_once() -> None:
+    meter = BlockMeter(token_counter("heuristic"))
+    assert meter.take_seconds() == 0.0
+    messages = [{"role": "user", "content": [{"text": "word " * 20_000}, {"json": {"k": list(range(5_000))}}]}]
+    meter.messages(messages)
+    meter.over(messages, 10)
+    meter.block(messages[0]["content"][0])
+    spent = meter.take_seconds()
+    assert 0.0 < spent < 60.0
+    assert meter.take_seconds() == 0.0

@@ -14,7 +14,6 @@ from typing import Any
 
 from .. import _native
 from .._heuristic import sdk_walk_tokens, uses_base_heuristic
-from .._ledger import UNTIMED, NativeClock
 from .._native import TokenCounter, token_counter
 
 
@@ -31,15 +30,11 @@ class Measure:
     Args:
         model: The model whose ``count_tokens`` defines the numbers.
         encoding: An exact BPE encoding for block thresholds, or ``None`` for the model's counting.
-        timed: Add up the time of the native passes in ``clock`` (for the savings ledger). Inside
-            a run, every measure shares the run's clock, timed or not as the run is.
     """
 
-    def __init__(self, model: Any, encoding: TokenCounter | None = None, *, timed: bool = False) -> None:
+    def __init__(self, model: Any, encoding: TokenCounter | None = None) -> None:
         self.model = model
         self.encoding = encoding
-        run_clock = _CLOCK.get()
-        self.clock: NativeClock | Any = run_clock if run_clock is not None else NativeClock() if timed else UNTIMED
         self.native = uses_base_heuristic(model)
         # Conversations are measured as the model counts them; blocks with the exact counter if set.
         self._messages = _native.BlockMeter(token_counter("heuristic")) if self.native else None
@@ -70,8 +65,7 @@ class Measure:
         """Tokens of a one-block message of ``role`` holding ``block``."""
         if self._blocks is None:
             return int(await self.model.count_tokens([{"role": role, "content": [block]}]))
-        with self.clock:
-            tokens = self._blocks.block(block)
+        tokens = self._blocks.block(block)
         if tokens is None:  # a shape the meter leaves to the SDK's walk
             return sdk_walk_tokens(block, self.encoding or token_counter("heuristic"))
         return int(tokens)
@@ -79,11 +73,17 @@ class Measure:
     async def messages(self, messages: list[Any]) -> int:
         """Tokens of ``messages`` as the model counts them (utilization never uses ``encoding``)."""
         if self._messages is not None:
-            with self.clock:
-                tokens = self._messages.messages(messages)
+            tokens = self._messages.messages(messages)
             if tokens is not None:
                 return int(tokens)
         return int(await self.model.count_tokens(messages))
+
+    def take_native_seconds(self) -> float:
+        """Seconds the native meters spent counting since the last take (the savings ledger's native time)."""
+        seconds = self._messages.take_seconds() if self._messages is not None else 0.0
+        if self._blocks is not None and self._blocks is not self._messages:
+            seconds += self._blocks.take_seconds()
+        return seconds
 
     def holding_more_than(self, messages: list[Any], floor: int) -> list[int] | None:
         """Indices of the messages with a block of more than ``floor`` tokens, in one native pass.
@@ -94,14 +94,10 @@ class Measure:
         """
         if self.encoding is not None or self._messages is None:
             return None
-        with self.clock:
-            return self._messages.over(messages, floor)
+        return self._messages.over(messages, floor)
 
 
 _RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default=None)
-# The clock of the run in progress, shared by every measure made during it (a strategy with its own
-# tokenizer makes its own measure).
-_CLOCK: ContextVar[Any] = ContextVar("strands_offload_native_clock", default=None)
 
 
 def for_run(model: Any, encoding: TokenCounter | None = None) -> Measure:
@@ -112,19 +108,11 @@ def for_run(model: Any, encoding: TokenCounter | None = None) -> Measure:
     return Measure(model, encoding)
 
 
-def run_clock() -> Any:
-    """The native-time clock of the run in progress (``UNTIMED`` outside a run or in an untimed one)."""
-    clock = _CLOCK.get()
-    return UNTIMED if clock is None else clock
+def start_run(measure: Measure) -> Token[Measure | None]:
+    """Make ``measure`` the one strategies of this run share; returns the token to end it."""
+    return _RUN.set(measure)
 
 
-def start_run(measure: Measure) -> tuple[Token[Measure | None], Token[Any]]:
-    """Make ``measure`` (and its clock) the one strategies of this run share; returns the tokens to end it."""
-    return _RUN.set(measure), _CLOCK.set(measure.clock)
-
-
-def end_run(tokens: tuple[Token[Measure | None], Token[Any]]) -> None:
-    """End the run started with ``tokens``."""
-    run, clock = tokens
-    _CLOCK.reset(clock)
-    _RUN.reset(run)
+def end_run(token: Token[Measure | None]) -> None:
+    """End the run started with ``token``."""
+    _RUN.reset(token)

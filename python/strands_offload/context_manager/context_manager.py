@@ -281,7 +281,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         await self._backfill(agent)
         messages = agent.messages
         model = agent.model
-        measure = Measure(model, timed=self._recorder is not None)
+        measure = Measure(model)
         if projected_tokens is not None:
             tokens = projected_tokens
         else:

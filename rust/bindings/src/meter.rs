@@ -23,6 +23,7 @@
 //! count and for storage.
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::time::{Duration, Instant};
 
 use offload_core::json::compact_from_indented;
 use offload_core::tokens::{heuristic_count, heuristic_json_count, Bpe, Encoding};
@@ -191,6 +192,9 @@ pub struct BlockMeter {
     known: HashMap<usize, (Py<PyAny>, usize), BuildHasherDefault<AddrHasher>>,
     /// JSON value address -> its stored form.
     stored: HashMap<usize, Stored, BuildHasherDefault<AddrHasher>>,
+    /// Time spent counting since the last `take_seconds` (the savings ledger's native time:
+    /// kept here, a Python clock around each call would cost more than small calls take).
+    busy: Duration,
 }
 
 impl BlockMeter {
@@ -527,31 +531,39 @@ impl BlockMeter {
             prefix: prefix.to_vec(),
             known: HashMap::default(),
             stored: HashMap::default(),
+            busy: Duration::ZERO,
         }
     }
 
     /// The count of one content block, or `None` when its shape is left to the SDK's walk.
     fn block(&mut self, block: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        settle(self.count(block))
+        let started = Instant::now();
+        let counted = self.count(block);
+        self.busy += started.elapsed();
+        settle(counted)
     }
 
     /// The count of a list of messages (their blocks only), or `None` when
     /// some shape is left to the SDK's walk.
     fn messages(&mut self, messages: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let started = Instant::now();
         let mut total = 0;
         let walked = self.walk(messages, |_, sum, _| total += sum);
+        self.busy += started.elapsed();
         settle(walked.map(|()| total))
     }
 
     /// Indices of the messages with a block counting more than `floor`, or
     /// `None` when some shape is left to the SDK's walk.
     fn over(&mut self, messages: &Bound<'_, PyAny>, floor: usize) -> PyResult<Option<Vec<usize>>> {
+        let started = Instant::now();
         let mut found = Vec::new();
         let walked = self.walk(messages, |index, _, largest| {
             if largest > floor {
                 found.push(index);
             }
         });
+        self.busy += started.elapsed();
         settle(walked.map(|()| found))
     }
 
@@ -587,6 +599,11 @@ impl BlockMeter {
     #[getter]
     fn prefix<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.prefix)
+    }
+
+    /// Seconds spent counting in `block`, `messages` and `over` since the last take.
+    fn take_seconds(&mut self) -> f64 {
+        std::mem::take(&mut self.busy).as_secs_f64()
     }
 
     /// Forget every remembered block count and stored form.

@@ -21,7 +21,7 @@ from strands.hooks.events import MessageAddedEvent
 
 from ...._native import TokenCounter
 from ..._edits import EditRecorder, now_ns
-from ..._measure import Measure, for_run, run_clock
+from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
@@ -211,7 +211,7 @@ class BaseOffloadStrategy(ABC):
                 index = next((i for i, m in enumerate(messages) if m is event.message), -1)
                 if index >= 0 and is_pinned(messages, index):
                     return
-                measure = Measure(event.agent.model, self._encoding, timed=self._recorder is not None)
+                measure = Measure(event.agent.model, self._encoding)
                 await self._apply_blocks(event.message, _tool_names(messages), measure, event.agent, budget=False)
             except Exception:
                 logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
@@ -234,7 +234,7 @@ class BaseOffloadStrategy(ABC):
             return
         markers = [{"text": marker}] if marker else []
         try:
-            native = run_clock().take()
+            native = for_run(agent.model).take_native_seconds()  # the run's counting up to this pass
             self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens, native)
         except Exception:
             logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
@@ -370,7 +370,7 @@ class BaseOffloadStrategy(ABC):
         measure.blocks_replaced()
         if recorder is not None and edits is not None:
             try:
-                recorder.blocks_replaced(agent, self.name, edits, started, measure.clock.take())
+                recorder.blocks_replaced(agent, self.name, edits, started, measure.take_native_seconds())
             except Exception:
                 logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
         return True
