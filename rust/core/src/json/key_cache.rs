@@ -6,6 +6,9 @@
 //! it is cached: until [`KeyCache::put`] reports it replaced, or the cache is
 //! dropped (every identity still held is listed by [`KeyCache::held`]). A
 //! caller naming keys by address keeps each cached object alive that long.
+use std::cell::Cell;
+use std::mem::MaybeUninit;
+
 use super::escape::{escape_raw, escape_room, Units};
 
 /// Slots of the cache: sets of [`WAYS`] picked by address.
@@ -35,12 +38,30 @@ const EMPTY: Slot = Slot {
     text: [0; ENTRY],
 };
 
+type Slots = Box<[Slot; SLOTS]>;
+
+thread_local! {
+    /// The table of the last cache dropped on this thread. Small documents are dumped one after
+    /// another (the block meter measures each JSON block of a conversation on its own): a new
+    /// table each time would cost a fresh 8 KB allocation, zeroed, per document.
+    static SPARE: Cell<Option<Slots>> = const { Cell::new(None) };
+}
+
 /// A set-associative cache of finished key texts (`"key": `, ensure_ascii).
 #[derive(Default)]
 pub struct KeyCache {
-    slots: Option<Box<[Slot; SLOTS]>>,
+    slots: Option<Slots>,
     /// Keys seen so far (up to [`WARM_UP`]).
     seen: u32,
+}
+
+impl Drop for KeyCache {
+    fn drop(&mut self) {
+        if let Some(slots) = self.slots.take() {
+            // During the thread's teardown the spare is gone: the table is then simply freed.
+            let _ = SPARE.try_with(|spare| spare.set(Some(slots)));
+        }
+    }
 }
 
 /// The first slot of the set `addr` belongs to.
@@ -69,7 +90,17 @@ impl KeyCache {
         if self.seen < WARM_UP {
             return false;
         }
-        self.slots = Some(Box::new([EMPTY; SLOTS]));
+        let slots = match SPARE.try_with(Cell::take).ok().flatten() {
+            Some(mut spare) => {
+                // Emptied by identity: a slot's text is read only under its own address.
+                for slot in spare.iter_mut() {
+                    slot.addr = 0;
+                }
+                spare
+            }
+            None => Box::new([EMPTY; SLOTS]),
+        };
+        self.slots = Some(slots);
         true
     }
 
@@ -79,13 +110,18 @@ impl KeyCache {
         if escape_room(text) + 4 > SCRATCH {
             return Put::TooLong;
         }
-        let mut scratch = [0u8; SCRATCH];
+        // Left unzeroed: zeroing the whole scratch for every key cost more than escaping the key.
+        let mut scratch = [MaybeUninit::<u8>::uninit(); SCRATCH];
+        let base = scratch.as_mut_ptr().cast::<u8>();
         // SAFETY: the scratch holds the quote, the room `escape_raw` asks for
-        // (checked above) and the three closing bytes.
-        let n = unsafe { escape_raw(scratch.as_mut_ptr().add(1), text) };
-        scratch[0] = b'"';
-        scratch[n + 1..n + 4].copy_from_slice(b"\": ");
-        let entry = &scratch[..n + 4];
+        // (checked above) and the three closing bytes; the first `n + 4` bytes
+        // are all written (quote, escape, closing) before they are read.
+        let entry = unsafe {
+            base.write(b'"');
+            let n = escape_raw(base.add(1), text);
+            std::ptr::copy_nonoverlapping(b"\": ".as_ptr(), base.add(n + 1), 3);
+            std::slice::from_raw_parts(base, n + 4)
+        };
         let mut put = Put::Written;
         if let Some(slots) = self.slots.as_mut() {
             if entry.len() <= ENTRY {
@@ -163,6 +199,25 @@ mod tests {
             Put::TooLong
         );
         assert_eq!(cache.held().collect::<Vec<_>>(), vec![0x1000]);
+    }
+
+    #[test]
+    fn a_table_handed_on_from_a_dropped_cache_starts_empty() {
+        let mut first = KeyCache::default();
+        while !first.wants() {}
+        first.put(0x1000, Units::Utf8("a"), |_| {});
+        let table = first.slots.as_deref().map(|t| t as *const _);
+        drop(first);
+        let mut second = KeyCache::default();
+        while !second.wants() {}
+        // The same allocation, with nothing of the first cache's keys in it.
+        assert_eq!(second.slots.as_deref().map(|t| t as *const _), table);
+        assert_eq!(second.held().count(), 0);
+        assert_eq!(second.get(0x1000), None);
+        let mut written = Vec::new();
+        second.put(0x1000, Units::Utf8("b"), |e| written.extend_from_slice(e));
+        assert_eq!(written, b"\"b\": ");
+        assert_eq!(second.get(0x1000), Some(&b"\"b\": "[..]));
     }
 
     #[test]
