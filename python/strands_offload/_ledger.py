@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -106,6 +106,7 @@ class Ledger:
         self._total: dict[str, float] = dict.fromkeys(_FIELDS, 0)
         self._labels: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
         self._next_check = 0.0  # the first call looks again: providers are often set up after plugins
+        self._settlers: list[Callable[[], None]] = []
         self.tracing, self.metering = self._providers()
 
     def refresh(self) -> None:
@@ -143,8 +144,36 @@ class Ledger:
                 mine[name] += amount
                 self._total[name] += amount
 
+    def count_edits(
+        self,
+        agent: Any,
+        edits: int,
+        tokens_removed: int,
+        tokens_added: int,
+        cache_invalidating: int,
+        native_seconds: float,
+    ) -> None:
+        """Edits into the totals only (several at once: what the manager queued with no provider)."""
+        with self._lock:
+            mine = self._per_agent.get(agent)
+            if mine is None:
+                mine = dict.fromkeys(_FIELDS, 0)
+                self._per_agent.set(agent, mine)
+            for totals in (mine, self._total):
+                totals["edits"] += edits
+                totals["tokens_removed"] += tokens_removed
+                totals["tokens_added"] += tokens_added
+                totals["cache_invalidating_edits"] += cache_invalidating
+                totals["native_seconds"] += native_seconds
+
+    def settle_with(self, settle: Callable[[], None]) -> None:
+        """Have ``settle`` put its queued records into the totals before they are read."""
+        self._settlers.append(settle)
+
     def savings(self, agent: Any = None) -> Savings:
         """The totals of ``agent``, or of every agent recorded when ``None``."""
+        for settle in self._settlers:
+            settle()
         with self._lock:
             figures = self._total if agent is None else self._per_agent.get(agent)
             return Savings(**figures) if figures else Savings()
@@ -285,18 +314,8 @@ class Ledger:
 
         ``native_seconds``: the native counting the pass made up to this edit, not reported before.
         """
-        # The manager's hot path (a model call): one lock, prebuilt attribute sets, nothing made for no provider.
-        with self._lock:
-            mine = self._per_agent.get(agent)
-            if mine is None:
-                mine = dict.fromkeys(_FIELDS, 0)
-                self._per_agent.set(agent, mine)
-            for totals in (mine, self._total):
-                totals["edits"] += 1
-                totals["tokens_removed"] += tokens_removed
-                totals["tokens_added"] += tokens_added
-                totals["cache_invalidating_edits"] += cache_invalidating
-                totals["native_seconds"] += native_seconds
+        # Prebuilt attribute sets; nothing made for no provider.
+        self.count_edits(agent, 1, tokens_removed, tokens_added, int(cache_invalidating), native_seconds)
         if not (self.metering or self.tracing):
             return
         found = self._labels.get((action, counter))

@@ -15,6 +15,8 @@ the provider cached, so the next request pays for it again.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +34,8 @@ ACTIONS = {
     "offload:emergency-truncate": "emergency_truncate",
 }
 _CACHE_KEYS = ("cache_config", "cache_prompt", "cache_tools")
+#: Queued records (no provider) past which the recorder settles them at once: a bound on what they hold.
+SETTLE_AT = 64
 
 
 def caching_by_config(model: Any) -> bool:
@@ -63,6 +67,13 @@ class EditRecorder:
         self._sent = PerAgent()
         self._counted_model: Any = None
         self._counted_by = self._replaced_counter = "model"
+        # With no provider the totals are all there is to keep, and they are read rarely: model
+        # requests and replaced blocks are queued in order and settled in a batch (when read, when
+        # a provider appears, or past SETTLE_AT). Done per model call, the same work cost several
+        # times as much, its code and data gone cold behind the pipeline's native passes.
+        self._queue: deque[tuple[Any, ...]] = deque()
+        self._settling = threading.Lock()
+        ledger.settle_with(self.settle)
 
     # ------------------------------------------------------------------ model requests
 
@@ -77,13 +88,37 @@ class EditRecorder:
         """``messages`` are what this request sends: editing them later invalidates a prompt cache.
 
         Only the list is copied here (every model call passes); what an edit touched is looked up
-        in it when an edit happens. The ledger looks again for providers, for the next request.
+        in it when the edit is counted (with no provider, when the queue settles: the model's
+        caching config is read then). The ledger looks again for providers, for the next request.
         """
         try:
-            self._sent.set(agent, list(messages))
-            self.ledger.refresh()
+            ledger = self.ledger
+            if ledger.metering or ledger.tracing:
+                if self._queue:
+                    self.settle()
+                self._sent.set(agent, list(messages))
+            else:
+                queue = self._queue
+                queue.append((agent, list(messages)))
+                if len(queue) > SETTLE_AT:
+                    self.settle()
+            ledger.refresh()
         except Exception:
             logger.warning("recording the model request failed", exc_info=True)
+
+    def settle(self) -> None:
+        """Put the queued requests and edits into the totals, in the order they happened."""
+        queue = self._queue
+        with self._settling:
+            while queue:
+                record = queue.popleft()
+                try:
+                    if len(record) == 2:  # a model request: (agent, what it sent)
+                        self._sent.set(*record)
+                    else:  # replaced blocks: (agent, [(message, new block, old tokens)], native seconds)
+                        self._replaced_totals(*record)
+                except Exception:
+                    logger.warning("recording an edit failed", exc_info=True)
 
     def _model_counter(self, agent: Any) -> str:
         """Who counted the originals: the tokenizer, else the base heuristic or the model's own count."""
@@ -115,6 +150,20 @@ class EditRecorder:
         ``native_seconds``: the pass's native counting, reported with the first edit. The manager's
         hot path (a model call that edits): one pass, the lookups made once.
         """
+        ledger = self.ledger
+        if not (ledger.metering or ledger.tracing):
+            changed = []
+            for message, old, new, tokens in edits:
+                if old != new:
+                    changed.append((message, new, tokens))
+            if changed:
+                queue = self._queue
+                queue.append((agent, changed, native_seconds))
+                if len(queue) > SETTLE_AT:
+                    self.settle()
+            return
+        if self._queue:
+            self.settle()
         model = agent.model
         if model is not self._counted_model:
             self._model_counter(agent)
@@ -139,6 +188,19 @@ class EditRecorder:
                 native_seconds=native_seconds,
             )
             native_seconds = 0.0
+
+    def _replaced_totals(self, agent: Any, changed: list[tuple[Any, Any, int]], native_seconds: float) -> None:
+        """Queued replaced blocks into the totals: what :meth:`blocks_replaced` adds with a provider."""
+        count, sent = self.counter, self._sent.get(agent)
+        removed = added = sent_before = 0
+        for message, new, tokens in changed:
+            removed += tokens
+            added += block_tokens(new, count)
+            if sent is not None and holds_any(sent, (message,)):
+                sent_before += 1
+        if sent_before and not (caching_by_config(agent.model) or has_cache_point(sent)):
+            sent_before = 0  # no prompt cache to invalidate
+        self.ledger.count_edits(agent, len(changed), removed, added, sent_before, native_seconds)
 
     def messages_removed(
         self,
@@ -188,6 +250,8 @@ class EditRecorder:
         messages: int,
         native_seconds: float,
     ) -> None:
+        if self._queue:
+            self.settle()  # the previous request of ``agent`` may still be queued
         self.ledger.edit(
             agent,
             self._invocation.get(agent) if self.ledger.tracing else None,
