@@ -1,0 +1,123 @@
+"""``json_dumps`` against orjson on the five 10 MB shapes, each shape in processes of its own.
+
+In one long benchmark process the ratio of a shape moved by more than the 1.2 bar depending on
+which shapes ran before it (the allocator's state: where the freshly loaded objects land). So here
+every process runs one shape only: it reads the shape's compact text, and each round loads it with
+``json.loads`` twice, one fresh object for orjson and one for ours, the two timed in alternate order
+round by round (``paired.py``'s idea, inside one process). A process reports the median of its
+per-round ratios (ours over orjson) and of each member's times; the parent runs ``--processes``
+of them per shape, shapes interleaved, and prints the medians over processes.
+
+Run: ``python benches/json_shape_processes.py [--processes 5] [--rounds 7] [--json OUT]``
+(machine otherwise idle; orjson from the test extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+LAYOUTS = {"compact": None, "indent2": 2}
+
+_CHILD = r"""
+import gc, json, statistics, sys, time
+import orjson
+from strands_offload._native import json_dumps
+
+path, rounds = sys.argv[1], int(sys.argv[2])
+with open(path, encoding="utf-8") as f:
+    text = f.read()
+figures = {}
+for layout, indent in (("compact", None), ("indent2", 2)):
+    option = orjson.OPT_INDENT_2 if indent else 0
+    members = {
+        "orjson": lambda value: orjson.dumps(value, option=option),
+        "ours": lambda value: json_dumps(value, indent=indent),
+    }
+    seconds = {"orjson": [], "ours": []}
+    for i in range(rounds + 1):  # the first round warms up
+        order = ("orjson", "ours") if i % 2 else ("ours", "orjson")
+        for member in order:
+            value = json.loads(text)
+            gc.collect()
+            start = time.perf_counter()
+            members[member](value)
+            elapsed = time.perf_counter() - start
+            del value
+            if i:
+                seconds[member].append(elapsed)
+    ratios = [o / p for o, p in zip(seconds["ours"], seconds["orjson"])]
+    figures[layout] = {
+        "ratio": statistics.median(ratios),
+        "ours": statistics.median(seconds["ours"]),
+        "orjson": statistics.median(seconds["orjson"]),
+    }
+print(json.dumps(figures))
+"""
+
+
+def _child(path: str, rounds: int) -> dict[str, dict[str, float]]:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, path, str(rounds)], check=True, capture_output=True, text=True
+    ).stdout
+    figures: dict[str, dict[str, float]] = json.loads(out.strip().splitlines()[-1])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", type=int, default=5, help="processes per shape")
+    parser.add_argument("--rounds", type=int, default=7, help="timed rounds per member, layout and process")
+    parser.add_argument("--shapes", nargs="*", help="a subset of the shapes (default: all five)")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(HERE))
+    from json_shapes import SHAPES, TARGET, build_shape
+
+    shapes = args.shapes or list(SHAPES)
+    paths = {}
+    try:
+        for shape in shapes:
+            text = json.dumps(build_shape(shape))
+            assert abs(len(text) - TARGET) <= TARGET * 0.05, f"{shape}: {len(text):,} bytes"
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
+                f.write(text)
+                paths[shape] = f.name
+        runs: dict[str, list[dict[str, dict[str, float]]]] = {shape: [] for shape in shapes}
+        for i in range(args.processes):
+            for shape in shapes if i % 2 == 0 else reversed(shapes):
+                runs[shape].append(_child(paths[shape], args.rounds))
+    finally:
+        for path in paths.values():
+            os.unlink(path)
+
+    summary: dict[str, dict[str, dict[str, object]]] = {}
+    for shape in shapes:
+        summary[shape] = {}
+        cells = []
+        for layout in LAYOUTS:
+            ratios = [run[layout]["ratio"] for run in runs[shape]]
+            ratio = statistics.median(ratios)
+            ours = statistics.median(run[layout]["ours"] for run in runs[shape])
+            peer = statistics.median(run[layout]["orjson"] for run in runs[shape])
+            summary[shape][layout] = {"ratio": ratio, "ratios": ratios, "ours": ours, "orjson": peer}
+            by_process = " ".join(f"{r:.2f}" for r in ratios)
+            cells.append(
+                f"{layout} {ratio:.2f} (ours {ours * 1e3:.1f} ms, orjson {peer * 1e3:.1f} ms; by process {by_process})"
+            )
+        print(f"{shape}: " + "; ".join(cells), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
