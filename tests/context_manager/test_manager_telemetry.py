@@ -54,16 +54,26 @@ def telemetry(monkeypatch: pytest.MonkeyPatch) -> Telemetry:
     return recorded(monkeypatch)
 
 
-def _session(telemetry: Telemetry, *, caching: bool) -> tuple[Agent, ContextManager, list[list[Any]], ScriptedModel]:
+def _session(
+    telemetry: Telemetry | None, *, caching: bool
+) -> tuple[Agent, ContextManager, list[list[Any]], ScriptedModel]:
+    """The session; with ``telemetry`` None, no provider (the ledger keeps the totals of ``savings()`` only)."""
     summarizer = ScriptedModel(lambda messages: Reply(SUMMARY))
+    providers = (
+        {}
+        if telemetry is None
+        else {
+            "meter_provider": telemetry.meter_provider,
+            "tracer_provider": telemetry.tracer_provider,
+        }
+    )
     manager = ContextManager(
         strategies=[
             Offload.truncate("tool_results", {"preview_tokens": 40}).when(threshold=200),
             Offload.drop(["tool::ping"]).when(threshold=20),
             Offload.summarize("*", {"model": summarizer}).when(utilization=0.5, preserve_recent=2),
         ],
-        meter_provider=telemetry.meter_provider,
-        tracer_provider=telemetry.tracer_provider,
+        **providers,
     )
     sent: list[list[Any]] = []  # per model request: the message dicts it sent, and a deep copy of them
 
@@ -213,6 +223,35 @@ def test_a_session_that_truncates_drops_and_summarizes_is_measured_from_outside(
     for span in spans:
         for value in span.attributes.values():
             assert "ord_" not in str(value) and "pong" not in str(value) and SUMMARY not in str(value)
+
+
+@pytest.mark.parametrize("caching", [True, False], ids=["prompt-cache", "no-cache"])
+def test_with_no_provider_the_totals_are_the_same(caching: bool) -> None:
+    """No provider: requests and edits are queued and settled when read; the figures do not change."""
+    agent, manager, sent, summarizer = _session(None, caching=caching)
+    want = _expected(sent, summarizer)
+    assert want["truncate"] == PAGES and want["drop"] == 1 and want["summarize"] >= 1, want
+    assert not manager._ledger.metering and not manager._ledger.tracing
+    grep = next(
+        b["toolResult"]
+        for m in agent.messages
+        for b in m["content"]
+        if b.get("toolResult", {}).get("toolUseId") == "call_grep"
+    )
+    savings = manager.savings(agent)
+    assert savings.native_seconds > 0
+    assert savings == Savings(
+        edits=want["truncate"] + want["drop"] + want["summarize"],
+        tokens_removed=want["removed"],
+        tokens_added=want["added"],
+        cache_invalidating_edits=want["invalidating"] if caching else 0,
+        summarizer_calls=want["summarizer_calls"],
+        summarizer_input_tokens=want["summarizer_input"],
+        summarizer_output_tokens=want["summarizer_output"],
+        retrievals=1,
+        tokens_retrieved=_block_tokens({"toolResult": grep}),
+        native_seconds=savings.native_seconds,
+    )
 
 
 def test_telemetry_off_changes_no_conversation(telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
