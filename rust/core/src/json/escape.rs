@@ -241,12 +241,71 @@ pub fn escape_room(text: Units<'_>) -> usize {
 #[inline]
 pub unsafe fn escape_raw(dst: *mut u8, text: Units<'_>) -> usize {
     let end = match text {
-        Units::Utf8(s) => bytes_into(dst, s.as_bytes(), true),
-        Units::Latin1(b) => bytes_into(dst, b, false),
+        Units::Utf8(s) => {
+            let bytes = s.as_bytes();
+            if let Some(n) = short_plain(dst, bytes) {
+                return n;
+            }
+            bytes_into(dst, bytes, true)
+        }
+        Units::Latin1(b) => {
+            if let Some(n) = short_plain(dst, b) {
+                return n;
+            }
+            bytes_into(dst, b, false)
+        }
         Units::Ucs2(u) => wide_into(dst, u),
         Units::Ucs4(u) => wide_into(dst, u),
     };
     end.offset_from(dst) as usize
+}
+
+/// The copy of a string of at most 16 bytes that needs no escape, or `None`
+/// (some byte needs one, or the string is longer) for the general path.
+///
+/// Most strings of a document are this short (ids, names, words, times), and
+/// for them the general path's call and its loops over blocks and words cost
+/// more than the copy: here the bytes are read and stored as two fixed-size
+/// pieces that overlap in the middle (three single bytes below four), all
+/// inside the string, and tested together.
+///
+/// # Safety
+/// `dst` must be valid for writes of `bytes.len()` bytes.
+#[inline(always)]
+unsafe fn short_plain(dst: *mut u8, bytes: &[u8]) -> Option<usize> {
+    use std::ptr::{read_unaligned, write_unaligned};
+    let n = bytes.len();
+    let src = bytes.as_ptr();
+    if n > 16 {
+        return None;
+    }
+    if n >= 8 {
+        let head = read_unaligned(src.cast::<u64>());
+        let tail = read_unaligned(src.add(n - 8).cast::<u64>());
+        if escape_mask(u64::from_le(head)) | escape_mask(u64::from_le(tail)) != 0 {
+            return None;
+        }
+        write_unaligned(dst.cast::<u64>(), head);
+        write_unaligned(dst.add(n - 8).cast::<u64>(), tail);
+    } else if n >= 4 {
+        let head = read_unaligned(src.cast::<u32>());
+        let tail = read_unaligned(src.add(n - 4).cast::<u32>());
+        let word = u64::from(u32::from_le(head)) | (u64::from(u32::from_le(tail)) << 32);
+        if escape_mask(word) != 0 {
+            return None;
+        }
+        write_unaligned(dst.cast::<u32>(), head);
+        write_unaligned(dst.add(n - 4).cast::<u32>(), tail);
+    } else if n > 0 {
+        let (a, b, c) = (*src, *src.add(n / 2), *src.add(n - 1));
+        if escape_mask(u64::from_le_bytes([a, b, c, a, b, c, a, b])) != 0 {
+            return None;
+        }
+        *dst = a;
+        *dst.add(n / 2) = b;
+        *dst.add(n - 1) = c;
+    }
+    Some(n)
 }
 
 /// Append the ensure_ascii escape of `text` to `out`, without quotes.
