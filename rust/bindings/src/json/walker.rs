@@ -98,9 +98,39 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
 
     /// Write any JSON-able value.
     ///
+    /// Scalars of exact built-in types are written here, inlined into the
+    /// loops over items and members: most values are, and a call per value
+    /// (with the frame the general case needs) cost as much as writing it.
+    ///
     /// # Safety
     /// `obj` must be a live object and the GIL held for the whole walk.
+    #[inline(always)]
     pub(crate) unsafe fn value(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
+        let tp = ffi::Py_TYPE(obj);
+        if tp == &raw mut ffi::PyUnicode_Type {
+            return self.string(obj);
+        }
+        if tp == &raw mut ffi::PyLong_Type {
+            if let Some(v) = exact_int(obj) {
+                self.w.int(v);
+                return Ok(());
+            }
+        } else if obj == ffi::Py_None() {
+            self.w.null();
+            return Ok(());
+        } else if obj == ffi::Py_True() || obj == ffi::Py_False() {
+            self.w.boolean(obj == ffi::Py_True());
+            return Ok(());
+        }
+        self.other_value(obj)
+    }
+
+    /// [`Walker::value`] beyond its inlined cases: every type, in `json`'s order.
+    ///
+    /// # Safety
+    /// As [`Walker::value`].
+    #[inline(never)]
+    unsafe fn other_value(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
         let tp = ffi::Py_TYPE(obj);
         // Exact built-in types first: the common case, no flag lookups.
         if tp == &raw mut ffi::PyUnicode_Type {
