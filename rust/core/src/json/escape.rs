@@ -238,22 +238,29 @@ pub fn escape_room(text: Units<'_>) -> usize {
 /// # Safety
 /// `dst` must be valid for writes of [`escape_room`]`(text)` bytes. Bytes past
 /// the returned length may have been written too (and mean nothing).
-#[inline]
+#[inline(always)]
 pub unsafe fn escape_raw(dst: *mut u8, text: Units<'_>) -> usize {
+    // The short plain strings inline (see `short_plain`), the rest in one call.
+    let short = match text {
+        Units::Utf8(s) => short_plain(dst, s.as_bytes()),
+        Units::Latin1(b) => short_plain(dst, b),
+        Units::Ucs2(_) | Units::Ucs4(_) => None,
+    };
+    match short {
+        Some(n) => n,
+        None => escape_general(dst, text),
+    }
+}
+
+/// [`escape_raw`] for any text.
+///
+/// # Safety
+/// As [`escape_raw`].
+#[inline(never)]
+unsafe fn escape_general(dst: *mut u8, text: Units<'_>) -> usize {
     let end = match text {
-        Units::Utf8(s) => {
-            let bytes = s.as_bytes();
-            if let Some(n) = short_plain(dst, bytes) {
-                return n;
-            }
-            bytes_into(dst, bytes, true)
-        }
-        Units::Latin1(b) => {
-            if let Some(n) = short_plain(dst, b) {
-                return n;
-            }
-            bytes_into(dst, b, false)
-        }
+        Units::Utf8(s) => bytes_into(dst, s.as_bytes(), true),
+        Units::Latin1(b) => bytes_into(dst, b, false),
         Units::Ucs2(u) => wide_into(dst, u),
         Units::Ucs4(u) => wide_into(dst, u),
     };
