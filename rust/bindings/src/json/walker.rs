@@ -115,6 +115,11 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 self.w.int(v);
                 return Ok(());
             }
+        } else if tp == &raw mut ffi::PyFloat_Type {
+            if let Some(v) = exact_float(obj) {
+                self.w.float(v);
+                return Ok(());
+            }
         } else if obj == ffi::Py_None() {
             self.w.null();
             return Ok(());
