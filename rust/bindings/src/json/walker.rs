@@ -266,10 +266,24 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     }
 
     /// Write a dict key as `json` converts it, then `": "`.
+    ///
+    /// A `str` key met before in this dump is written from the key cache
+    /// here, inlined into the loop over members; the rest is a call.
+    #[inline(always)]
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
+            if let Some(entry) = self.keys.0.get(key as usize) {
+                self.w.raw(entry);
+                return Ok(());
+            }
             return self.exact_str_key(key);
         }
+        self.other_key(key)
+    }
+
+    /// [`Walker::key`] for keys that are not of exact type `str`.
+    #[inline(never)]
+    unsafe fn other_key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if self.exact_types_only && !exact_scalar(key) {
             return Err(WalkError::HandToJson);
         }
@@ -292,14 +306,11 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         Ok(())
     }
 
-    /// A key of exact type `str`, with its `": "`: from the key cache when met
-    /// before in this dump, otherwise written (and cached once the cache is set up).
+    /// A key of exact type `str` missing from the key cache, with its `": "`:
+    /// written (and cached once the cache is set up).
+    #[inline(never)]
     unsafe fn exact_str_key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         let addr = key as usize;
-        if let Some(entry) = self.keys.0.get(addr) {
-            self.w.raw(entry);
-            return Ok(());
-        }
         let text = text_of(self.py, key)?;
         let w = &mut self.w;
         let put = if self.keys.0.wants() {
