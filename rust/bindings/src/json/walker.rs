@@ -111,55 +111,22 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             return self.string(obj);
         }
         if tp == &raw mut ffi::PyLong_Type {
-            if let Some(v) = exact_int(obj) {
-                self.w.int(v);
-                return Ok(());
-            }
-        } else if tp == &raw mut ffi::PyFloat_Type {
-            if let Some(v) = exact_float(obj) {
-                self.w.float(v);
-                return Ok(());
-            }
-        } else if obj == ffi::Py_None() {
-            self.w.null();
-            return Ok(());
-        } else if obj == ffi::Py_True() || obj == ffi::Py_False() {
-            self.w.boolean(obj == ffi::Py_True());
-            return Ok(());
-        }
-        self.other_value(obj)
-    }
-
-    /// [`Walker::value`] beyond its inlined cases: every type, in `json`'s order.
-    ///
-    /// # Safety
-    /// As [`Walker::value`].
-    #[inline(never)]
-    unsafe fn other_value(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
-        let tp = ffi::Py_TYPE(obj);
-        // Exact built-in types first: the common case, no flag lookups.
-        if tp == &raw mut ffi::PyUnicode_Type {
-            return self.string(obj);
-        }
-        if tp == &raw mut ffi::PyLong_Type {
-            if let Some(v) = exact_int(obj) {
-                self.w.int(v);
-                return Ok(());
-            }
-            return self.int(obj, false);
+            return match exact_int(obj) {
+                Some(v) => {
+                    self.w.int(v);
+                    Ok(())
+                }
+                None => self.int(obj, false),
+            };
         }
         if tp == &raw mut ffi::PyFloat_Type {
-            if let Some(v) = exact_float(obj) {
-                self.w.float(v);
-                return Ok(());
-            }
-            return self.float(obj, false);
-        }
-        if tp == &raw mut ffi::PyDict_Type {
-            return self.dict(Dict::new(obj));
-        }
-        if tp == &raw mut ffi::PyList_Type {
-            return self.array(List::new(obj));
+            return match exact_float(obj) {
+                Some(v) => {
+                    self.w.float(v);
+                    Ok(())
+                }
+                None => self.float(obj, false),
+            };
         }
         if obj == ffi::Py_None() {
             self.w.null();
@@ -168,6 +135,23 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         if obj == ffi::Py_True() || obj == ffi::Py_False() {
             self.w.boolean(obj == ffi::Py_True());
             return Ok(());
+        }
+        self.container_or_other(obj)
+    }
+
+    /// [`Walker::value`] past the exact scalars: containers, subclasses and
+    /// the rest, in `json`'s order.
+    ///
+    /// # Safety
+    /// As [`Walker::value`].
+    #[inline(never)]
+    unsafe fn container_or_other(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
+        let tp = ffi::Py_TYPE(obj);
+        if tp == &raw mut ffi::PyDict_Type {
+            return self.dict(Dict::new(obj));
+        }
+        if tp == &raw mut ffi::PyList_Type {
+            return self.array(List::new(obj));
         }
         if tp == &raw mut ffi::PyTuple_Type {
             return self.array(Tuple::new(obj));
