@@ -314,10 +314,10 @@ class Ledger:
 
         ``native_seconds``: the native counting the pass made up to this edit, not reported before.
         """
-        # Prebuilt attribute sets; nothing made for no provider.
         self.count_edits(agent, 1, tokens_removed, tokens_added, int(cache_invalidating), native_seconds)
         if not (self.metering or self.tracing):
-            return
+            return  # nothing made for no provider
+        # Attribute sets are built once per action and counter.
         found = self._labels.get((action, counter))
         if found is None:
             labels = {"strands_offload.action": action}
