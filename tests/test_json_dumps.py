@@ -687,7 +687,7 @@ def test_one_walk_gives_the_indented_bytes_and_the_compact_length(obj: Any, inde
 
 @pytest.mark.parametrize("total", [900_000, 1_100_000, 17_000_000, 40_000_000])
 def test_large_outputs_across_the_bytes_buffer_growth_steps(total: int) -> None:
-    """Outputs around the bytes writer's growth steps (a move at 1 MiB to 16 MiB, then doubling).
+    """Outputs around the bytes writer's growth steps (a move at 1 MiB, then smaller steps).
 
     Pieces of many sizes, one string larger than any step at once, and a prefix.
     """
@@ -705,6 +705,27 @@ def test_large_outputs_across_the_bytes_buffer_growth_steps(total: int) -> None:
     # An error after the buffer has grown leaves nothing behind but the exception.
     items.append(object())
     assert outcome(lambda: _native.json_dumps_utf8(items)) == outcome(lambda: json.dumps(items))
+
+
+def _text_of_about(total: int, seed: int) -> list[Any]:
+    rng = random.Random(seed)
+    items: list[Any] = []
+    size = 0
+    while size < total:
+        items.append(["\u00e9\n" * rng.randint(0, 500), rng.random(), None])
+        size += len(json.dumps(items[-1])) + 2
+    return items
+
+
+def test_large_outputs_sized_after_the_previous_ones() -> None:
+    """A large buffer's first capacity is the largest output so far: outputs just past it (growing
+    by a small first step, then by quarters), far past it and below it all come out whole, as
+    `bytes` and as `str`."""
+    for total, seed in [(3_000_000, 1), (3_000_000, 1), (3_050_000, 2), (9_000_000, 3), (1_500_000, 4)]:
+        items = _text_of_about(total, seed)
+        want = json.dumps(items)
+        assert json_dumps(items) == want
+        assert _native.json_dumps_utf8(items, indent=2) == json.dumps(items, indent=2).encode()
 
 
 # ---------------------------------------------------------------------------

@@ -14,18 +14,21 @@
 //! a doubling buffer makes when the allocator moves it (with glibc, a 10 MB
 //! dump ends up copying 8 MB from the heap into a fresh mapping and faulting
 //! in every page of it). So once the buffer passes [`JUMP_AT`] it is moved
-//! once into a [`JUMP_TO`] allocation (only the pages written are ever
-//! backed; the trim at the end gives the rest back), and on Linux the pages
-//! just ahead of the writer are faulted in a window at a time with
-//! `MADV_POPULATE_WRITE`, which costs the kernel's page allocation without a
-//! fault per page. Neither changes anything outside this buffer: no
-//! allocator setting, no flag left on memory that outlives it.
+//! once into a large allocation, sized like the largest output so far (see
+//! [`jump_size`]: repeated dumps then reuse memory that is still backed);
+//! only the pages written are ever backed, and the trim at the end gives the
+//! rest back. On Linux the pages just ahead of the writer, where not backed
+//! yet, are faulted in a window at a time with `MADV_POPULATE_WRITE`, which
+//! costs the kernel's page allocation without a fault per page. Neither
+//! changes anything outside this buffer: no allocator setting, no flag left
+//! on memory that outlives it.
 //!
 //! A refused growth unwinds with the core's `OutOfMemory` (the writer's
 //! `room` has no error path); the walk catches it and raises `MemoryError`.
 use std::ffi::c_int;
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use offload_core::json::ByteBuf;
 use pyo3::ffi;
@@ -121,11 +124,34 @@ const GROW_AT_LEAST: usize = 4096;
 /// and pages are faulted in ahead of the writer.
 const JUMP_AT: usize = 1 << 20;
 
-/// The capacity taken at [`JUMP_AT`]. Below glibc's largest dynamic mmap
-/// threshold (32 MiB), so that a heap with that much free, already-backed
-/// memory can still serve it; otherwise it is a fresh mapping, which later
-/// growth extends without copying.
+/// The capacity taken at [`JUMP_AT`] by the first large output of a process,
+/// and the most [`jump_size`] takes. A fresh mapping at first (later growth
+/// extends it without copying); below glibc's largest dynamic mmap threshold
+/// (32 MiB), so that a heap with that much free memory can serve it.
 const JUMP_TO: usize = 16 << 20;
+
+/// The length of the largest output that passed [`JUMP_AT`] so far in this
+/// process, at most [`JUMP_TO`] (0 before the first).
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+/// The capacity a buffer moves to at [`JUMP_AT`], at least `need`.
+///
+/// Sized like the largest output so far, so that repeated large dumps reuse
+/// memory that is already backed: glibc serves a request from a fresh mapping
+/// (faulting in every page written, each dump anew) until a freed mapping
+/// has raised its threshold past the request, and the mapping freed is our
+/// trimmed output. A fixed 16 MiB jump stayed above a 10 MB output's
+/// threshold forever; a jump the size of the last such output falls under it.
+fn jump_size(need: usize) -> usize {
+    match LARGEST.load(Ordering::Relaxed) {
+        0 => JUMP_TO,
+        largest => largest,
+    }
+    .max(need)
+}
+
+/// The first growth of a buffer past its jump.
+const FIRST_STEP: usize = 64 << 10;
 
 /// Bytes faulted in ahead of the writer at a time.
 const WINDOW: usize = 512 << 10;
@@ -139,6 +165,10 @@ pub(crate) struct ObjectOut<T: Target> {
     len: usize,
     cap: usize,
     ready: usize,
+    /// Whether the buffer has passed [`JUMP_AT`] (and moved, if it could).
+    jumped: bool,
+    /// Whether it has grown since.
+    grown: bool,
     kind: PhantomData<T>,
 }
 
@@ -151,6 +181,8 @@ impl<T: Target> ObjectOut<T> {
             len: 0,
             cap: 0,
             ready: 0,
+            jumped: false,
+            grown: false,
             kind: PhantomData,
         };
         // SAFETY: a fresh, unshared object of FIRST bytes.
@@ -215,8 +247,21 @@ impl<T: Target> ObjectOut<T> {
         let need = self.len + n;
         if need > self.cap {
             // A small first string grows straight to a page, then doubles.
-            let want = (self.cap * 2).max(need).max(GROW_AT_LEAST);
-            let moved = self.cap < JUMP_TO && want >= JUMP_AT && self.move_to(want.max(JUMP_TO));
+            // Past its jump, a buffer sized like the last output usually falls
+            // short by no more than the room a last string asks for: its first
+            // growth is a small step, which the allocator can make in place
+            // (into the free memory after it), and later ones a quarter.
+            let want = if !self.jumped {
+                (self.cap * 2).max(need).max(GROW_AT_LEAST)
+            } else if !self.grown {
+                self.grown = true;
+                (self.cap + FIRST_STEP).max(need)
+            } else {
+                (self.cap + self.cap / 4).max(need)
+            };
+            let jump = !self.jumped && want >= JUMP_AT;
+            self.jumped |= jump;
+            let moved = jump && self.move_to(jump_size(want));
             if !moved && !self.resize(want) {
                 // The walk catches this and raises MemoryError.
                 offload_core::alloc::out_of_memory(want);
@@ -240,6 +285,9 @@ impl<T: Target> ObjectOut<T> {
     where
         T::Output: pyo3::PyTypeInfo,
     {
+        if self.len >= JUMP_AT {
+            LARGEST.fetch_max(self.len.min(JUMP_TO), Ordering::Relaxed);
+        }
         if self.len != self.cap && !self.resize(self.len) {
             return Err(crate::errors::memory_error(
                 offload_core::alloc::OutOfMemory { bytes: self.len },
@@ -261,10 +309,9 @@ impl<T: Target> ObjectOut<T> {
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 fn prefault(start: *mut u8, end: *mut u8) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     extern "C" {
         fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: c_int) -> c_int;
+        fn mincore(addr: *mut std::ffi::c_void, len: usize, vec: *mut u8) -> c_int;
         fn sysconf(name: c_int) -> std::ffi::c_long;
     }
     const MADV_POPULATE_WRITE: c_int = 23;
@@ -283,6 +330,17 @@ fn prefault(start: *mut u8, end: *mut u8) {
     let first = start as usize & !(page - 1);
     let last = end as usize & !(page - 1);
     if last > first {
+        // Memory the allocator hands out again is mostly still backed, and
+        // populating backed pages still costs a walk of them: where the
+        // window's last page is there, so (nearly always) is the rest.
+        let mut resident = 0u8;
+        // SAFETY: one page of the caller's allocation; mincore writes one
+        // byte for it into `resident`.
+        let probed =
+            unsafe { mincore((last - page) as *mut std::ffi::c_void, page, &mut resident) };
+        if probed == 0 && resident & 1 == 1 {
+            return;
+        }
         // SAFETY: the pages lie in the caller's allocation (see above), and
         // MADV_POPULATE_WRITE does not change their contents.
         unsafe {
