@@ -225,6 +225,21 @@ fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text: &[u8]) {
 /// Append Python's float repr of `x` (JSON spelling for NaN and infinities).
 #[inline]
 pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
+    // A whole number below 1e16 (a count or an amount read as a float) is
+    // its integer's digits and `.0`, which our integer writer produces for a
+    // fraction of the shortest-digits search. Zero keeps its sign below.
+    if x.abs() < 1e16 && x != 0.0 {
+        let v = x as i64;
+        if v as f64 == x {
+            let mut buf = [0u8; I64_MAX_LEN + 2];
+            // SAFETY: the buffer has room for the longest integer text and `.0`.
+            let n = unsafe { put_i64(buf.as_mut_ptr(), v) };
+            buf[n] = b'.';
+            buf[n + 1] = b'0';
+            sink.raw(&buf[..n + 2]);
+            return;
+        }
+    }
     if !x.is_finite() {
         sink.raw(non_finite(x));
         return;
@@ -463,6 +478,14 @@ mod tests {
                 _ => -((state % 1_000_000) as f64) / 100.0,
             };
             check(x);
+        }
+        // Whole numbers (the integer writer's path) of every length, both signs,
+        // past 2^53 (where every double is whole) up to 1e16 and beyond.
+        for i in 0..100_000u32 {
+            let state = next();
+            let whole = (state % 10u64.pow(1 + i % 17)) as f64;
+            check(whole);
+            check(-whole);
         }
         // The doubles next to 1e-4 and 1e16, where the layout is decided on the value.
         for edge in [1e-4f64, 1e16] {
