@@ -231,12 +231,10 @@ pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
     if x.abs() < 1e16 && x != 0.0 {
         let v = x as i64;
         if v as f64 == x {
-            let mut buf = [0u8; I64_MAX_LEN + 2];
-            // SAFETY: the buffer has room for the longest integer text and `.0`.
-            let n = unsafe { put_i64(buf.as_mut_ptr(), v) };
-            buf[n] = b'.';
-            buf[n + 1] = b'0';
-            sink.raw(&buf[..n + 2]);
+            // Written in place (not through a stack copy of the digits, which
+            // would read back bytes just stored).
+            sink.int(v);
+            sink.raw(b".0");
             return;
         }
     }
@@ -244,17 +242,45 @@ pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
         sink.raw(non_finite(x));
         return;
     }
-    let mut buf = zmij::Buffer::new();
-    let text = buf.format_finite(x).as_bytes();
     // Both differences (see `write_zmij_as_python`) lie below 1e-4 in
     // magnitude, where the shortest text of `x` is below 0.0001 exactly when
     // `x` is below the double nearest it (rounding keeps order). Deciding on
     // the value spares reading back the bytes zmij has only just stored.
     if x.abs() < 1e-4 && x != 0.0 {
-        write_zmij_as_python(sink, x, text);
+        let mut buf = zmij::Buffer::new();
+        write_zmij_as_python(sink, x, buf.format_finite(x).as_bytes());
     } else {
-        sink.raw(text);
+        sink.shortest(x);
     }
+}
+
+/// The room zmij's text of a float takes: its whole buffer.
+pub const SHORTEST_ROOM: usize = std::mem::size_of::<zmij::Buffer>();
+
+// `shortest_in_place` lays a `zmij::Buffer` over bytes of ours: that needs a
+// buffer of bytes alone, with no alignment.
+const _: () = assert!(SHORTEST_ROOM == 24 && std::mem::align_of::<zmij::Buffer>() == 1);
+
+/// zmij's shortest round-trip text of a finite `x`, stored at `dst`; returns
+/// its length. zmij writes into a buffer of its own, and copying its text out
+/// reads back bytes it has only just stored (in other widths, which stalls the
+/// loads); laid over the destination, its buffer is the output.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`SHORTEST_ROOM`] bytes.
+#[inline(always)]
+pub unsafe fn shortest_in_place(dst: *mut u8, x: f64) -> usize {
+    // SAFETY: `zmij::Buffer` is 24 bytes of `MaybeUninit<u8>` with alignment
+    // 1 (checked above), so any 24 writable bytes are a valid one.
+    let buf = &mut *dst.cast::<zmij::Buffer>();
+    let text = buf.format_finite(x);
+    let (at, n) = (text.as_ptr(), text.len());
+    if at != dst.cast_const() {
+        // zmij returns its text from the start of its buffer; should that
+        // change, the text still lies inside the 24 bytes and is moved down.
+        std::ptr::copy(at, dst, n);
+    }
+    n
 }
 
 /// Python's float repr of `x` as a `String` (JSON spelling for non-finite values).

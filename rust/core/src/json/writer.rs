@@ -2,7 +2,9 @@
 //! over a [`Sink`] that either collects the text or only counts it.
 
 use super::escape::{escape_raw, escape_room, escaped_len, Units};
-use super::number::{i64_len, put_i64, write_float, write_i64, I64_MAX_LEN};
+use super::number::{
+    i64_len, put_i64, shortest_in_place, write_float, write_i64, I64_MAX_LEN, SHORTEST_ROOM,
+};
 
 /// Where JSON text goes: a byte buffer, or a counter.
 pub trait Sink {
@@ -17,6 +19,13 @@ pub trait Sink {
 
     /// Bytes written so far.
     fn written(&self) -> usize;
+
+    /// Append zmij's shortest round-trip text of a finite `x`.
+    #[inline]
+    fn shortest(&mut self, x: f64) {
+        let mut buf = zmij::Buffer::new();
+        self.raw(buf.format_finite(x).as_bytes());
+    }
 
     /// Append the decimal text of `v`.
     #[inline]
@@ -183,6 +192,17 @@ impl<B: ByteBuf> Sink for B {
     #[inline(always)]
     fn written(&self) -> usize {
         self.filled()
+    }
+
+    /// zmij's buffer laid over ours: no copy (see [`shortest_in_place`]).
+    #[inline(always)]
+    fn shortest(&mut self, x: f64) {
+        let dst = self.room(SHORTEST_ROOM);
+        // SAFETY: `room` gave the room zmij's buffer takes; the text's length is committed.
+        unsafe {
+            let n = shortest_in_place(dst, x);
+            self.commit(n);
+        }
     }
 
     /// Digits stored straight into the buffer: no stack copy, no variable-length copy.
