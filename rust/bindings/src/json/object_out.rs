@@ -156,6 +156,17 @@ const FIRST_STEP: usize = 64 << 10;
 /// Bytes faulted in ahead of the writer at a time.
 const WINDOW: usize = 512 << 10;
 
+/// How a buffer grows next: see [`ObjectOut::make_room`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Growth {
+    /// Below [`JUMP_AT`]: doubling.
+    Doubling,
+    /// Passed [`JUMP_AT`] (and moved, if it could), not grown since: a [`FIRST_STEP`].
+    Jumped,
+    /// Grown since the jump: a quarter at a time.
+    Quarters,
+}
+
 /// An object under construction: `len` bytes written, room for `cap`, of
 /// which the first `ready` may be written without another look (`ready` stops
 /// short of `cap` where pages are still to be faulted in).
@@ -165,10 +176,7 @@ pub(crate) struct ObjectOut<T: Target> {
     len: usize,
     cap: usize,
     ready: usize,
-    /// Whether the buffer has passed [`JUMP_AT`] (and moved, if it could).
-    jumped: bool,
-    /// Whether it has grown since.
-    grown: bool,
+    growth: Growth,
     kind: PhantomData<T>,
 }
 
@@ -181,8 +189,7 @@ impl<T: Target> ObjectOut<T> {
             len: 0,
             cap: 0,
             ready: 0,
-            jumped: false,
-            grown: false,
+            growth: Growth::Doubling,
             kind: PhantomData,
         };
         // SAFETY: a fresh, unshared object of FIRST bytes.
@@ -251,16 +258,17 @@ impl<T: Target> ObjectOut<T> {
             // short by no more than the room a last string asks for: its first
             // growth is a small step, which the allocator can make in place
             // (into the free memory after it), and later ones a quarter.
-            let want = if !self.jumped {
-                (self.cap * 2).max(need).max(GROW_AT_LEAST)
-            } else if !self.grown {
-                self.grown = true;
-                (self.cap + FIRST_STEP).max(need)
-            } else {
-                (self.cap + self.cap / 4).max(need)
+            let want = match self.growth {
+                Growth::Doubling => (self.cap * 2).max(need).max(GROW_AT_LEAST),
+                Growth::Jumped => (self.cap + FIRST_STEP).max(need),
+                Growth::Quarters => (self.cap + self.cap / 4).max(need),
             };
-            let jump = !self.jumped && want >= JUMP_AT;
-            self.jumped |= jump;
+            let jump = self.growth == Growth::Doubling && want >= JUMP_AT;
+            self.growth = match self.growth {
+                Growth::Doubling if !jump => Growth::Doubling,
+                Growth::Doubling => Growth::Jumped,
+                _ => Growth::Quarters,
+            };
             let moved = jump && self.move_to(jump_size(want));
             if !moved && !self.resize(want) {
                 // The walk catches this and raises MemoryError.
