@@ -19,9 +19,11 @@
 //! only the pages written are ever backed, and the trim at the end gives the
 //! rest back. On Linux the pages just ahead of the writer, where not backed
 //! yet, are faulted in a window at a time with `MADV_POPULATE_WRITE`, which
-//! costs the kernel's page allocation without a fault per page. Neither
-//! changes anything outside this buffer: no allocator setting, no flag left
-//! on memory that outlives it.
+//! costs the kernel's page allocation without a fault per page, and the pages
+//! past that window by a helper thread where a second core is free (see
+//! `offload_core::pages`), stopped before the buffer moves or is handed over.
+//! Neither changes anything outside this buffer: no allocator setting, no
+//! flag left on memory that outlives it.
 //!
 //! A refused growth unwinds with the core's `OutOfMemory` (the writer's
 //! `room` has no error path); the walk catches it and raises `MemoryError`.
@@ -31,6 +33,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use offload_core::json::ByteBuf;
+use offload_core::pages::{self, Faulter};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -156,6 +159,11 @@ const FIRST_STEP: usize = 64 << 10;
 /// Bytes faulted in ahead of the writer at a time.
 const WINDOW: usize = 512 << 10;
 
+/// How far past the writer a helper thread faults pages in: enough to keep
+/// ahead of it, little enough that the pages faulted in beyond the end of the
+/// output (given back at the trim) add little to the peak.
+const AHEAD: usize = 1 << 20;
+
 /// How a buffer grows next: see [`ObjectOut::make_room`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Growth {
@@ -177,6 +185,8 @@ pub(crate) struct ObjectOut<T: Target> {
     cap: usize,
     ready: usize,
     growth: Growth,
+    /// Faults pages in ahead of the writer from another thread, while one runs.
+    faulter: Option<Faulter>,
     kind: PhantomData<T>,
 }
 
@@ -190,6 +200,7 @@ impl<T: Target> ObjectOut<T> {
             cap: 0,
             ready: 0,
             growth: Growth::Doubling,
+            faulter: None,
             kind: PhantomData,
         };
         // SAFETY: a fresh, unshared object of FIRST bytes.
@@ -208,6 +219,8 @@ impl<T: Target> ObjectOut<T> {
     /// Resize the object to `size` bytes; `false` (the object freed, the
     /// error cleared) when it cannot be.
     fn resize(&mut self, size: usize) -> bool {
+        // The buffer may move: its helper stops first.
+        self.faulter = None;
         // SAFETY: `obj` is ours alone (never shared before `finish`), which is
         // what resizing in place requires; on failure the object is released
         // and MemoryError set, which the caller reports its own way.
@@ -226,6 +239,7 @@ impl<T: Target> ObjectOut<T> {
     /// Move the `len` bytes written into a fresh object of `size` bytes;
     /// `false` (nothing changed) if it cannot be allocated.
     fn move_to(&mut self, size: usize) -> bool {
+        self.faulter = None;
         // SAFETY: a fresh, unshared object; `len` bytes of ours are copied
         // into it before our reference to the old one is dropped (GIL held).
         unsafe {
@@ -235,7 +249,13 @@ impl<T: Target> ObjectOut<T> {
                 return false;
             }
             let data = T::data(new);
-            prefault(data, data.add(self.len));
+            // The helper (if the pages are fresh) starts past the copy while
+            // this thread faults in the copy's own pages.
+            let (copied, end) = (data.add(self.len), data.add(size));
+            if !pages::is_backed(copied) {
+                self.faulter = Faulter::start(copied, end, AHEAD);
+            }
+            pages::prefault(data, copied);
             std::ptr::copy_nonoverlapping(self.data, data, self.len);
             ffi::Py_DecRef(self.obj);
             self.obj = new;
@@ -277,8 +297,21 @@ impl<T: Target> ObjectOut<T> {
         }
         if self.cap >= JUMP_AT {
             self.ready = self.cap.min(need.max(self.len + WINDOW));
-            // SAFETY: `len <= ready <= cap`, inside the object's buffer.
-            unsafe { prefault(self.data.add(self.len), self.data.add(self.ready)) };
+            // SAFETY: `len <= ready <= cap`, inside the object's buffer; the
+            // helper is stopped (dropped) before the buffer moves or is freed.
+            unsafe {
+                let (at, ready) = (self.data.add(self.len), self.data.add(self.ready));
+                match &self.faulter {
+                    Some(faulter) => faulter.progress(at),
+                    // Fresh pages past this window: a helper takes them from
+                    // there on while the writer does this window itself.
+                    None if self.ready < self.cap && !pages::is_backed(ready) => {
+                        self.faulter = Faulter::start(ready, self.data.add(self.cap), AHEAD);
+                    }
+                    None => {}
+                }
+                pages::prefault(at, ready);
+            }
         }
     }
 
@@ -301,71 +334,12 @@ impl<T: Target> ObjectOut<T> {
                 offload_core::alloc::OutOfMemory { bytes: self.len },
             ));
         }
+        self.faulter = None;
         let obj = std::mem::replace(&mut self.obj, std::ptr::null_mut());
         // SAFETY: a valid object of the target's type whose one reference we hand over.
         Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<T::Output>() })
     }
 }
-
-/// Fault in, for writing, the pages of `[start, end)`: from the page holding
-/// `start` to the last page that ends inside the range, so every page touched
-/// holds bytes of the range (and belongs to the same allocation). A hint
-/// only: its contents do not change, and failure (a kernel before 5.14, say)
-/// leaves the pages to be faulted in on first write as usual.
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-fn prefault(start: *mut u8, end: *mut u8) {
-    extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: c_int) -> c_int;
-        fn mincore(addr: *mut std::ffi::c_void, len: usize, vec: *mut u8) -> c_int;
-        fn sysconf(name: c_int) -> std::ffi::c_long;
-    }
-    const MADV_POPULATE_WRITE: c_int = 23;
-    const SC_PAGESIZE: c_int = 30;
-    static PAGE: AtomicUsize = AtomicUsize::new(0);
-
-    let mut page = PAGE.load(Ordering::Relaxed);
-    if page == 0 {
-        // SAFETY: sysconf has no preconditions.
-        page = usize::try_from(unsafe { sysconf(SC_PAGESIZE) }).unwrap_or(0);
-        if !page.is_power_of_two() {
-            return;
-        }
-        PAGE.store(page, Ordering::Relaxed);
-    }
-    let first = start as usize & !(page - 1);
-    let last = end as usize & !(page - 1);
-    if last > first {
-        // Memory the allocator hands out again is mostly still backed, and
-        // populating backed pages still costs a walk of them: where the
-        // window's last page is there, so (nearly always) is the rest.
-        let mut resident = 0u8;
-        // SAFETY: one page of the caller's allocation; mincore writes one
-        // byte for it into `resident`.
-        let probed =
-            unsafe { mincore((last - page) as *mut std::ffi::c_void, page, &mut resident) };
-        if probed == 0 && resident & 1 == 1 {
-            return;
-        }
-        // SAFETY: the pages lie in the caller's allocation (see above), and
-        // MADV_POPULATE_WRITE does not change their contents.
-        unsafe {
-            madvise(
-                first as *mut std::ffi::c_void,
-                last - first,
-                MADV_POPULATE_WRITE,
-            )
-        };
-    }
-}
-
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-fn prefault(_start: *mut u8, _end: *mut u8) {}
 
 impl<T: Target> ByteBuf for ObjectOut<T> {
     #[inline(always)]
@@ -390,6 +364,7 @@ impl<T: Target> ByteBuf for ObjectOut<T> {
 
 impl<T: Target> Drop for ObjectOut<T> {
     fn drop(&mut self) {
+        self.faulter = None;
         if !self.obj.is_null() {
             // SAFETY: our own reference to an unfinished object (GIL held).
             unsafe { ffi::Py_DecRef(self.obj) }
