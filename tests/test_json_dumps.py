@@ -707,6 +707,39 @@ def test_large_outputs_across_the_bytes_buffer_growth_steps(total: int) -> None:
     assert outcome(lambda: _native.json_dumps_utf8(items)) == outcome(lambda: json.dumps(items))
 
 
+def _helper_threads() -> list[str]:
+    """Threads of this process named like the JSON writer's page helper (Linux only)."""
+    import os
+    import time
+
+    names: list[str] = []
+    for _ in range(100):  # a joined thread leaves /proc a moment after its join returns
+        names = []
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/comm") as comm:
+                    names.append(comm.read().strip())
+            except FileNotFoundError:
+                continue
+        names = [name for name in names if name.startswith("strands-offload")]
+        if not names:
+            break
+        time.sleep(0.01)
+    return names
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_large_outputs_leave_no_page_helper_behind() -> None:
+    """Past 1 MiB the writer may fault fresh pages in from a helper thread; every way out of the
+    dump (a whole output, an error after the buffer grew, a `str` and a `bytes`) stops it first."""
+    items = _text_of_about(6_000_000, 5)
+    assert _native.json_dumps_utf8(items, indent=2) == json.dumps(items, indent=2).encode()
+    assert json_dumps(items) == json.dumps(items)
+    items.append(object())
+    assert outcome(lambda: _native.json_dumps_utf8(items)) == outcome(lambda: json.dumps(items))
+    assert _helper_threads() == []
+
+
 def _text_of_about(total: int, seed: int) -> list[Any]:
     rng = random.Random(seed)
     items: list[Any] = []
