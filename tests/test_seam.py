@@ -34,9 +34,18 @@ FEATURES = {
     "re-casefix",
     "accelerate",
     "cycle-span",
+    "session-log",
     "metrics-placeholder",
 }
-STRANDS_FEATURES = {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
+STRANDS_FEATURES = {
+    "storage-markers",
+    "storage-views",
+    "agent-as-tool",
+    "context-manager",
+    "accelerate",
+    "cycle-span",
+    "session-log",
+}
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
 METRICS_INTERNAL = "opentelemetry.metrics._internal"
@@ -98,6 +107,12 @@ def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch, tmp_
     assert _seam.sdk_wrapped_storage(sdk_storage._NamespacedStorage(backend, "p")) is backend
     assert _seam.sdk_search_strategy(object()) is None and _seam.sdk_wrapped_storage(object()) is None
     assert _seam.reference_context_manager_class() is SdkContextManager
+    from strands.session.file_session_manager import FileSessionManager
+
+    logged = FileSessionManager(session_id="seam", storage_dir=str(tmp_path / "sessions"))
+    agent = Agent(model=ScriptedModel(lambda m: Reply(text="done")), session_manager=logged, callback_handler=None)
+    assert _seam.message_log_session_manager(agent) is logged
+    assert _seam.message_log_session_manager(_agent()) is None
     assert [tool.tool_name for tool in _seam.agentic_tools()] == [
         "summarize_context",
         "truncate_context",
@@ -133,6 +148,12 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
     "cycle-span": (
         lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None),
         "no longer stores 'event_loop_cycle_span'",
+    ),
+    "session-log": (
+        lambda mp: mp.delattr(
+            importlib.import_module("strands.session.repository_session_manager"), "RepositorySessionManager"
+        ),
+        "has no RepositorySessionManager",
     ),
     "metrics-placeholder": (
         lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),

@@ -24,6 +24,8 @@ Features:
     ``metrics-placeholder``: ``opentelemetry.metrics._internal._ProxyMeterProvider``, the API's stand-in
         until a global meter provider is set: while it stands, the ledger's metrics would go nowhere and
         are not made.
+    ``session-log``: ``Agent._session_manager``, where the agent keeps its session manager, so that
+        ``persist_reductions`` knows a message-log one (``RepositorySessionManager``) from the others.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -151,6 +153,13 @@ def _probe_accelerate() -> None:
 _CYCLE_SPAN_KEY = "event_loop_cycle_span"
 
 
+def _probe_session_log() -> None:
+    _has("strands.session.repository_session_manager", "RepositorySessionManager")
+    init = _module("strands.agent.agent").Agent.__init__
+    if "_session_manager" not in init.__code__.co_names:
+        raise SeamUnavailable("Agent no longer keeps its session manager in _session_manager")
+
+
 def _probe_cycle_span() -> None:
     cycle = _module("strands.event_loop.event_loop").event_loop_cycle
     if _CYCLE_SPAN_KEY not in cycle.__code__.co_consts:
@@ -177,12 +186,13 @@ _PROBES: dict[str, Callable[[], None]] = {
     "re-casefix": _probe_re_casefix,
     "accelerate": _probe_accelerate,
     "cycle-span": _probe_cycle_span,
+    "session-log": _probe_session_log,
     "metrics-placeholder": _probe_metrics_placeholder,
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
 _STRANDS_FEATURES = frozenset(
-    {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span"}
+    {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span", "session-log"}
 )
 
 
@@ -287,6 +297,20 @@ def cycle_span(invocation_state: Any) -> Any:
         return None
     span = invocation_state.get(_CYCLE_SPAN_KEY)
     return span if isinstance(span, _module("opentelemetry.trace").Span) else None
+
+
+def message_log_session_manager(agent: Any) -> Any:
+    """The agent's session manager when it keeps a message log, else ``None``.
+
+    Message-log managers are ``RepositorySessionManager`` and its subclasses (file, S3, AgentCore
+    memory); ``None`` also for no session manager, a snapshot one, or an SDK whose agent no longer
+    shows it.
+    """
+    if not available("session-log"):
+        return None
+    manager = getattr(agent, "_session_manager", None)
+    log_class = _module("strands.session.repository_session_manager").RepositorySessionManager
+    return manager if isinstance(manager, log_class) else None
 
 
 def global_metrics_unset() -> bool:

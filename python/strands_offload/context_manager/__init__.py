@@ -11,6 +11,8 @@ The submodules mirror the SDK's private ``strands._context_manager`` package.
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 
+# Beyond the reference (kept out of __all__, which lists the reference's names exactly).
+from ._persist import ReductionRestoreError as ReductionRestoreError
 from .context_manager import ContextManager
 from .methods.summarize import SummarizeConfig
 from .methods.truncate import TruncateConfig

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from strands.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, MessageAddedEvent
+from strands.hooks.events import AfterModelCallEvent, AgentInitializedEvent, BeforeModelCallEvent, MessageAddedEvent
 from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
@@ -23,6 +23,7 @@ from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
 from ._edits import EditRecorder
 from ._measure import Measure, end_run, start_run
+from ._persist import RECIPE_KEY, ReductionLog, ReductionRestoreError, json_safe, rebuild, references_in, run_blocking
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -93,6 +94,12 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             OpenTelemetry metrics and spans and in :meth:`savings`; ``False`` records nothing.
         meter_provider: The OpenTelemetry meter provider to use (default: the global one).
         tracer_provider: The OpenTelemetry tracer provider to use (default: the global one).
+        persist_reductions: Beyond the reference: with a message-log session manager (file, S3,
+            AgentCore memory), record the pipeline's edits in the agent state, so that an agent
+            restored from the session starts with the messages the live one had after its last
+            reduction (and summarizes nothing twice). Stashed originals are rebuilt from the log
+            where the stash did not outlive the process; a reference neither holds raises
+            :class:`ReductionRestoreError` when the agent is restored.
     """
 
     def __init__(
@@ -105,6 +112,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         telemetry: bool = True,
         meter_provider: Any = None,
         tracer_provider: Any = None,
+        persist_reductions: bool = False,
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
@@ -123,6 +131,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._backfill_done = False
         self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._recorder: EditRecorder | None = None
+        self._persist = bool(persist_reductions)
+        self._reductions: ReductionLog | None = None
+        self._recipe: Any = None
         Plugin.__init__(self)
 
     @property
@@ -186,6 +197,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         encoding = counter_for(self._tokenizer, agent.model)
         if self._ledger.enabled:
             self._recorder = EditRecorder(self._ledger, encoding)
+        self._bind_persistence(agent)
         if self._stash is not None:
             # Registered before the strategies' arrival hooks: originals are stored before any edit.
             stash, calls = self._stash, self._retrieval_tool_use_ids
@@ -207,6 +219,16 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         if self._agentic:
             self._bind_agentic(agent)
 
+        if self._reductions is not None:
+            reductions = self._reductions
+
+            async def _after_arrival(event: MessageAddedEvent) -> None:
+                # Registered after the strategies: an edit on arrival is recorded at once.
+                if reductions.changed_since_arrival(event.message):
+                    self._record_reductions(event.agent)
+
+            agent.hooks.add_callback(MessageAddedEvent, _after_arrival)
+
         async def _before_model_call(event: BeforeModelCallEvent) -> None:
             await self._model_call(event.agent, event.invocation_state, event.projected_input_tokens)
 
@@ -223,13 +245,105 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 logger.warning("agent_id=<%s> | overflow retries exhausted, not retrying", event.agent.agent_id)
                 retries = 0
                 return
-            if not await self._run(event.agent, overflow=True):
+            recovered = await self._run(event.agent, overflow=True)
+            if self._reductions is not None:
+                self._record_reductions(event.agent)
+            if not recovered:
                 logger.warning("agent_id=<%s> | no strategy could make room, not retrying", event.agent.agent_id)
                 return
             retries += 1
             event.retry = True
 
         agent.hooks.add_callback(AfterModelCallEvent, _after_model_call)
+
+    # ------------------------------------------------------------------ persisted reductions
+
+    def _bind_persistence(self, agent: Agent) -> None:
+        """Hooks of ``persist_reductions``; without it, only the warning for a session that used it."""
+        if not self._persist or _seam.message_log_session_manager(agent) is None:
+
+            def _warn_if_recorded(event: AgentInitializedEvent) -> None:
+                if event.agent.state.get(RECIPE_KEY) is not None:
+                    logger.warning(
+                        "session_id=<%s> | this session recorded context reductions, but this agent's "
+                        "context manager has persist_reductions off: the whole history is restored "
+                        "and reduced again",
+                        event.agent.session_id,
+                    )
+
+            agent.hooks.add_callback(AgentInitializedEvent, _warn_if_recorded)
+            return
+        reductions = self._reductions = ReductionLog()
+
+        async def _log_arrival(event: MessageAddedEvent) -> None:
+            # Registered before every other arrival hook of ours, after the session manager's:
+            # the blocks recorded are the ones it stored.
+            reductions.arrived(event.message)
+
+        agent.hooks.add_callback(MessageAddedEvent, _log_arrival)
+        agent.hooks.add_callback(AgentInitializedEvent, lambda event: self._restore(event.agent))
+
+    def _restore(self, agent: Agent) -> None:
+        """After the session manager restored the log: rebuild the reduced messages and the stash."""
+        reductions = self._reductions
+        assert reductions is not None
+        log = list(agent.messages)
+        recipe = agent.state.get(RECIPE_KEY)
+        if recipe is None:
+            for message in log:  # a new session's first messages, or a session never reduced
+                reductions.arrived(message)
+            return
+        rebuilt = rebuild(recipe, log, agent.session_id)
+        if self._stash is not None:
+            run_blocking(lambda: self._stash_originals(agent, log))
+        missing = run_blocking(lambda: self._unresolved(references_in(recipe)))
+        if missing:
+            raise ReductionRestoreError(
+                f"session_id=<{agent.session_id}> | restored previews name stash entries that neither the "
+                f"stash nor the message log holds: {', '.join(missing)}"
+            )
+        for message in log:
+            reductions.arrived(message)
+        agent.messages[:] = rebuilt
+        self._recipe = reductions.recipe(agent.messages)
+        self._backfill_done = True  # the stash holds the log's originals; never stash a preview in their place
+
+    async def _stash_originals(self, agent: Agent, log: list[Any]) -> None:
+        """Stash the originals the log holds, as their arrival did, keeping what a durable stash has."""
+        stash = self._stash
+        assert stash is not None
+        for message in log:
+            track_retrieval_calls(message, self._retrieval_tool_use_ids)
+        skip = frozenset(self._retrieval_tool_use_ids)
+        for message in log:
+            await stash.store_message(message, skip, keep_existing=True)
+
+    async def _unresolved(self, references: list[str]) -> list[str]:
+        """The references no stash entry answers."""
+        if self._stash is None:
+            return references
+        return [key for key in references if await self._stash.retrieve_raw(key) is None]
+
+    def _record_reductions(self, agent: Agent) -> None:
+        """Write the recipe to the agent state when it changed (the session manager saves it at its next sync)."""
+        reductions = self._reductions
+        assert reductions is not None
+        try:
+            recipe = reductions.recipe(agent.messages)
+        except Exception:
+            logger.warning("agent_id=<%s> | recording the reductions failed", agent.agent_id, exc_info=True)
+            return
+        if recipe == self._recipe:
+            return
+        if not json_safe(recipe):
+            logger.warning(
+                "agent_id=<%s> | a reduced message holds values the agent state cannot keep (not JSON); "
+                "the last recorded reductions stay, and a restore reduces the rest again",
+                agent.agent_id,
+            )
+            return
+        agent.state.set(RECIPE_KEY, recipe)
+        self._recipe = recipe
 
     def _stash_storage(self, agent: Agent) -> Any:
         """The configured stash storage, else the agent's, else a new in-memory one (first truthy wins)."""
@@ -272,6 +386,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         if recorder is not None and recorder.ledger.tracing:
             recorder.before_request(agent, invocation_state)  # the parent of this request's edit spans
         acted = await self._run(agent, projected_tokens)
+        if self._reductions is not None:
+            self._record_reductions(agent)  # the pipeline's edits, and the agentic tools' since the last call
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)
         return acted
