@@ -162,7 +162,7 @@ def test_the_recipe_holds_no_copy_of_the_conversation(sessions: Callable[[str], 
     live("read every part of the log")
     recipe = live.state.get(RECIPE_KEY)
     conversation = len(encode_for_compare(live.messages))
-    log = sum(len(read_part._tool_func(part=p)) for p in range(6))  # type: ignore[attr-defined]
+    log = sum(len(read_part(part=p)) for p in range(6))
     size = len(encode_for_compare(recipe))
     assert size < log / 5, (size, log)
     assert size <= conversation
