@@ -348,6 +348,10 @@ class Ledger:
             },
         )
 
+    def summary_ahead_unused(self, agent: Any) -> None:
+        """A summary started ahead of its turn that no pass used (its call was made or cancelled)."""
+        self._add(agent, {"summaries_ahead_unused": 1})
+
     def summarizer_call(self, agent: Any, *, input_tokens: int, output_tokens: int) -> None:
         """One model call made by the summarizer, with the usage its response reported."""
         self._add(

@@ -29,6 +29,8 @@ class Savings:
         summarizer_calls: Model calls made to write summaries.
         summarizer_input_tokens: Input tokens those calls reported.
         summarizer_output_tokens: Output tokens those calls reported.
+        summaries_ahead_unused: Summaries started ahead of their turn (``ahead=True``) that no pass
+            used: the span changed, the turn ended early, or the condition did not hold after all.
         native_seconds: Time spent in the native core for the above (counting, dumping, grep).
     """
 
@@ -45,6 +47,7 @@ class Savings:
     summarizer_calls: int = 0
     summarizer_input_tokens: int = 0
     summarizer_output_tokens: int = 0
+    summaries_ahead_unused: int = 0
     native_seconds: float = 0.0
 
     def __add__(self, other: Savings) -> Savings:
@@ -69,9 +72,10 @@ class Savings:
                 f"context edits: {self.edits:,} ({self.tokens_removed:,} tokens removed, "
                 f"{self.tokens_added:,} added, {self.cache_invalidating_edits:,} invalidated a prompt cache)"
             )
+            unused = f"; {self.summaries_ahead_unused:,} started ahead unused" if self.summaries_ahead_unused else ""
             lines.append(
                 f"summarizer calls: {self.summarizer_calls:,} ({self.summarizer_input_tokens:,} input, "
-                f"{self.summarizer_output_tokens:,} output tokens)"
+                f"{self.summarizer_output_tokens:,} output tokens{unused})"
             )
         lines.append(f"net tokens saved: {self.net_tokens_saved:,}; native time: {self.native_seconds * 1000:.1f} ms")
         return "\n".join(lines)

@@ -21,9 +21,15 @@ class _Offload:
         """Previews in place of long content (``preview_tokens``, ``preview`` mode in ``config``)."""
         return TruncateStrategy(target, config)
 
-    def summarize(self, target: OffloadTarget, config: SummarizeConfig | None = None) -> SummarizeStrategy:
-        """Model-written summaries in place of content (``model``, ``system_prompt`` in ``config``)."""
-        return SummarizeStrategy(target, config)
+    def summarize(
+        self, target: OffloadTarget, config: SummarizeConfig | None = None, *, ahead: bool = False
+    ) -> SummarizeStrategy:
+        """Model-written summaries in place of content (``model``, ``system_prompt`` in ``config``).
+
+        ``ahead`` (beyond the reference): a message-level summary starts while the tools of the turn
+        that will need it run, instead of holding up the next model call.
+        """
+        return SummarizeStrategy(target, config, ahead=ahead)
 
     def drop(self, target: OffloadTarget) -> DropStrategy:
         """A ``[Dropped]`` marker (with stash references) in place of content."""

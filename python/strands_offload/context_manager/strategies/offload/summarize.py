@@ -7,12 +7,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, SummarizeConfig
+from strands.hooks.events import AfterInvocationEvent, BeforeToolsEvent
 
 from ..._edits import now_ns
 from ..._measure import Measure
 from ...methods.summarize import flatten_messages, format_summarized, summarize, tool_result_blocks
-from ...stash import format_refs
+from ...stash import Stash, format_refs
 from ...types import ContextState
+from . import _ahead
 from ._messages import (
     place_marker,
     removable_with_partner,
@@ -20,7 +22,7 @@ from ._messages import (
     removed_messages,
     restore_alternation,
 )
-from .base import BaseOffloadStrategy
+from .base import BaseOffloadStrategy, _tool_names
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -37,6 +39,8 @@ class SummarizeStrategy(BaseOffloadStrategy):
         target: What to summarize.
         config: ``model`` and ``system_prompt`` (both optional).
         conditions: When (see ``.when()``).
+        ahead: Beyond the reference: a message-level summary starts while the tools run, when the
+            results to come are expected to cross the condition (see ``_ahead``).
     """
 
     def __init__(
@@ -44,9 +48,13 @@ class SummarizeStrategy(BaseOffloadStrategy):
         target: OffloadTarget | None = None,
         config: SummarizeConfig | None = None,
         conditions: OffloadConditions | None = None,
+        *,
+        ahead: bool = False,
     ) -> None:
         super().__init__(target, conditions)
         self._config: SummarizeConfig = config or {}
+        self._ahead = ahead
+        self._pending: _ahead.Ahead | None = None
 
     @property
     def name(self) -> str:
@@ -54,7 +62,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         return "offload:summarize"
 
     def _rebuild(self, conditions: OffloadConditions) -> SummarizeStrategy:
-        clone = SummarizeStrategy(self._target, self._config, conditions)
+        clone = SummarizeStrategy(self._target, self._config, conditions, ahead=self._ahead)
         clone._encoding = self._encoding
         return clone
 
@@ -63,26 +71,103 @@ class SummarizeStrategy(BaseOffloadStrategy):
 
     async def apply(self, context: ContextState) -> bool:
         """Summarize when a model is there to do it (a warning otherwise)."""
-        if not self._model(context.agent):
-            logger.warning("strategy=<%s> | no model to summarize with", self.name)
-            return False
-        return await super().apply(context)
+        try:
+            if not self._model(context.agent):
+                logger.warning("strategy=<%s> | no model to summarize with", self.name)
+                return False
+            return await super().apply(context)
+        finally:
+            # A summary started ahead serves this pass or none.
+            await self._settle_ahead(context.agent)
 
-    async def _apply_messages(self, context: ContextState, measure: Measure) -> bool:
-        model = self._model(context.agent)
+    def init(self, agent: Agent, stash: Stash | None = None) -> None:
+        """As every strategy; with ``ahead``, also start summaries while tools run and settle them."""
+        super().init(agent, stash)
+        if not (self._ahead and self._is_message_level):
+            return
+
+        async def _before_tools(event: BeforeToolsEvent) -> None:
+            await self._start_ahead(event)
+
+        async def _after_invocation(event: AfterInvocationEvent) -> None:
+            await self._settle_ahead(event.agent)
+
+        agent.hooks.add_callback(BeforeToolsEvent, _before_tools)
+        agent.hooks.add_callback(AfterInvocationEvent, _after_invocation)
+
+    async def _span(self, context: ContextState, measure: Measure) -> list[Any]:
+        """The messages a message-level pass over ``context`` would summarize (empty: none)."""
         messages = context.messages
-        if not model or len(messages) <= 1:
-            return False
         eligible = await self._eligible_messages(context, measure)
         if not eligible:
-            return False
+            return []
         position = {id(m): i for i, m in enumerate(messages)}
         chosen: set[int] = set()
         for message in eligible:
             index = position.get(id(message))
             if index is not None:
                 chosen.update(id(m) for m in removable_with_partner(messages, index))
-        group = [m for m in messages if id(m) in chosen]
+        return [m for m in messages if id(m) in chosen]
+
+    async def _start_ahead(self, event: BeforeToolsEvent) -> None:
+        """At a tool batch: start the summary the next model call is expected to ask for."""
+        agent = event.agent
+        model = self._model(agent)
+        if self._pending is not None or event.cancel or not model or self._utilization_threshold is None:
+            return
+        try:
+            messages = agent.messages
+            calls = [block["toolUse"] for block in event.message["content"] if "toolUse" in block]
+            if not calls or not messages or messages[-1] is not event.message:
+                return
+            measure = Measure(agent.model, self._encoding)
+            names = _tool_names(messages)
+            tokens = await measure.messages(messages)
+            tokens += await _ahead.expected_result_tokens(messages, calls, names, measure)
+            utilization = agent.model.estimate_utilization(tokens)
+            if utilization < self._utilization_threshold:
+                return
+            future = [*messages, _ahead.placeholder_results(calls)]
+            context = ContextState(future, agent, utilization, False, self._stash)  # type: ignore[arg-type]
+            group = await self._span(context, measure)
+            if not group or (self._clear_at_least and await Measure(model).messages(group) < self._clear_at_least):
+                return
+            work = summarize(flatten_messages(group), model, self._config, on_usage=self._usage(agent))
+            self._pending = _ahead.start(_ahead.span_key(group), work)
+            logger.debug("strategy=<%s>, messages=<%d> | summary started ahead", self.name, len(group))
+        except Exception:
+            logger.warning("strategy=<%s> | starting a summary ahead failed", self.name, exc_info=True)
+
+    async def _settle_ahead(self, agent: Agent) -> None:
+        """Cancel and await a summary started ahead that nothing used; count it."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        await _ahead.settle(pending)
+        if self._recorder is not None:
+            self._recorder.ledger.summary_ahead_unused(agent)
+        logger.debug("strategy=<%s> | summary started ahead was not used", self.name)
+
+    async def _summary_of(self, group: list[Any], model: Any, agent: Agent) -> str | None:
+        """The summary of ``group``: the one started ahead for exactly this span, else a new one."""
+        pending = self._pending
+        if pending is not None and pending.key == _ahead.span_key(group):
+            self._pending = None
+            try:
+                return await pending.task
+            except Exception as error:
+                # Not retried ahead: summarizing now fails or succeeds as it would have.
+                logger.warning("strategy=<%s>, error=<%s> | the summary started ahead failed", self.name, error)
+        else:
+            await self._settle_ahead(agent)
+        return await summarize(flatten_messages(group), model, self._config, on_usage=self._usage(agent))
+
+    async def _apply_messages(self, context: ContextState, measure: Measure) -> bool:
+        model = self._model(context.agent)
+        messages = context.messages
+        if not model or len(messages) <= 1:
+            return False
+        group = await self._span(context, measure)
         if not group:
             return False
         started, before = now_ns(), list(messages)
@@ -92,7 +177,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
             # Removing the span frees at most what it holds: the summary would be thrown away.
             logger.debug("strategy=<%s>, held=<%s> | messages hold less than clear_at_least", self.name, tokens)
             return False
-        summary = await summarize(flatten_messages(group), model, self._config, on_usage=self._usage(context.agent))
+        summary = await self._summary_of(group, model, context.agent)
         if not summary:
             return False
         if budget:

@@ -1,0 +1,91 @@
+"""Summaries started ahead of the turn that needs them (``Offload.summarize(..., ahead=True)``).
+
+Once the model has asked for tools, the span a message-level summarize will take at the next
+model call is known but for the tool results still to come: their size is estimated from earlier
+results, and when the projection crosses the strategy's condition the summary starts as a task on
+the running loop, concurrently with the tools. The next model call's pass uses it only if the span
+it computes is the same messages holding the same blocks; otherwise, and at the end of every
+invocation however it ended, the task is cancelled and awaited, and counted as unused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..._measure import Measure
+
+logger = logging.getLogger(__name__)
+
+SpanKey = tuple[tuple[int, str | None, tuple[int, ...]], ...]
+
+
+def span_key(group: list[Any]) -> SpanKey:
+    """What makes two spans the same: the same message objects, ids and block objects, in order."""
+    return tuple((id(m), m.get("tracking_id"), tuple(id(b) for b in m["content"])) for m in group)
+
+
+@dataclass
+class Ahead:
+    """A summary running ahead, for the span ``key``."""
+
+    key: SpanKey
+    task: asyncio.Future[str | None]
+
+
+def start(key: SpanKey, work: Awaitable[str | None]) -> Ahead:
+    """Run ``work`` as a task on the running loop."""
+    return Ahead(key, asyncio.ensure_future(work))
+
+
+async def settle(pending: Ahead) -> None:
+    """Cancel ``pending`` and wait for it to end; its outcome, whatever it is, is dropped.
+
+    A cancellation of the caller itself still propagates (``asyncio.wait`` raises it).
+    """
+    pending.task.cancel()
+    await asyncio.wait({pending.task})
+    if not pending.task.cancelled():
+        pending.task.exception()  # retrieved, so the loop does not report it as never retrieved
+
+
+def placeholder_results(calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The user message the tool results will arrive in, with empty results.
+
+    Its place in the conversation is what moves the ``preserve_recent`` window.
+    """
+    return {
+        "role": "user",
+        "content": [
+            {"toolResult": {"toolUseId": call["toolUseId"], "status": "success", "content": [{"text": ""}]}}
+            for call in calls
+        ],
+    }
+
+
+async def expected_result_tokens(
+    messages: list[Any], calls: Sequence[Mapping[str, Any]], names: Mapping[str, str], measure: Measure
+) -> int:
+    """Tokens the results of ``calls`` are expected to take.
+
+    Per call: the mean of earlier results of the same tool, else of all earlier results, else none.
+    """
+    by_tool: dict[str, list[int]] = {}
+    every: list[int] = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        for block in message["content"]:
+            if "toolResult" in block:
+                tokens = await measure.block("user", block)
+                every.append(tokens)
+                by_tool.setdefault(names.get(block["toolResult"]["toolUseId"], ""), []).append(tokens)
+    expected = 0
+    for call in calls:
+        earlier = by_tool.get(str(call.get("name", ""))) or every
+        if earlier:
+            expected += sum(earlier) // len(earlier)
+    return expected

@@ -1,0 +1,263 @@
+"""``Offload.summarize(..., ahead=True)``: summaries started while the tools run.
+
+With a deterministic summarizer the conversation after each turn, and every model input, equal
+the synchronous summarize's; the summary is requested while the tools run; a span that changed
+is summarized again; every way a turn ends early settles the summary started ahead (cancelled,
+awaited, counted as unused) without a warning from the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+import warnings
+from collections.abc import AsyncIterable, Iterator
+from typing import Any
+
+import pytest
+from _cm_harness import ContextModel, Reply, ToolCall, fixed_tracking_ids, without_usage
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strands import Agent, tool
+from strands.hooks.events import AfterToolsEvent, BeforeToolsEvent
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands_offload.context_manager import ContextManager, Offload
+
+
+class TimedModel(ContextModel):
+    """A :class:`ContextModel` whose summaries take ``summary_seconds`` and are timed."""
+
+    def __init__(self, *args: Any, summary_seconds: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.summary_seconds = summary_seconds
+        self.summary_started: list[float] = []
+
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterable[StreamEvent]:
+        if not (args[0] if args else kwargs.get("tool_specs")):
+            self.summary_started.append(time.monotonic())
+            await asyncio.sleep(self.summary_seconds)
+        async for event in super().stream(messages, *args, **kwargs):
+            yield event
+
+
+def _lines(part: int, size: int) -> str:
+    return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(size))
+
+
+def _script(batches: list[list[int]]) -> Any:
+    """A script playing tool batches (each a list of result sizes, in lines), then "done"."""
+    queue = [
+        Reply(
+            "",
+            [ToolCall("read_part", {"part": 10 * b + i, "size": size}, f"tu_{b}_{i}") for i, size in enumerate(batch)],
+        )
+        for b, batch in enumerate(batches)
+    ]
+    return lambda _messages: queue.pop(0) if queue else Reply("done")
+
+
+tool_runs: list[tuple[float, float]] = []
+
+
+@tool
+def read_part(part: int, size: int) -> str:
+    """Read one part of the service log."""
+    started = time.monotonic()
+    time.sleep(0.05)
+    tool_runs.append((started, time.monotonic()))
+    return _lines(part, size)
+
+
+def _session(
+    ahead: bool,
+    batches: list[list[int]],
+    *,
+    window: int = 12_000,
+    utilization: float = 0.6,
+    preserve_recent: int = 2,
+    summary_seconds: float = 0.0,
+    summaries: str = "digest",
+    tools: list[Any] | None = None,
+    hooks: list[Any] | None = None,
+) -> tuple[Agent, TimedModel, ContextManager]:
+    model = TimedModel(
+        _script(batches), context_window_limit=window, summary_seconds=summary_seconds, summaries=summaries
+    )
+    strategy = Offload.summarize("*", ahead=ahead).when(utilization=utilization, preserve_recent=preserve_recent)
+    manager = ContextManager(strategies=[strategy])
+    agent = Agent(
+        model=model, tools=tools or [read_part], context_manager=manager, callback_handler=None, hooks=hooks or []
+    )
+    return agent, model, manager
+
+
+@pytest.fixture
+def quiet_loop(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fails the test on an event-loop complaint: a task destroyed pending, an exception never
+    retrieved, a coroutine never awaited."""
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+def _run(ahead: bool, batches: list[list[int]], **options: Any) -> tuple[Agent, TimedModel, ContextManager]:
+    agent, model, manager = _session(ahead, batches, **options)
+    with fixed_tracking_ids():
+        agent("read the parts of the log")
+    return agent, model, manager
+
+
+# ------------------------------------------------------------------------------ same outcome
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    batches=st.lists(st.lists(st.integers(5, 400), min_size=1, max_size=2), min_size=2, max_size=6),
+    utilization=st.sampled_from([0.3, 0.5, 0.7]),
+    preserve_recent=st.integers(1, 4),
+)
+def test_the_conversation_equals_the_synchronous_summarize(
+    batches: list[list[int]], utilization: float, preserve_recent: int
+) -> None:
+    options = {"utilization": utilization, "preserve_recent": preserve_recent}
+    sync_agent, sync_model, _ = _run(False, batches, **options)
+    agent, model, manager = _run(True, batches, **options)
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+    made = len(model.summary_requests) - len(sync_model.summary_requests)
+    assert made == manager.savings().summaries_ahead_unused  # every extra call is an unused one
+
+
+def test_the_summary_is_requested_while_the_tools_run(quiet_loop: None) -> None:
+    # The strategy was rebuilt by ``.when()`` (see ``_session``): the option survives it.
+    batches = [[280], [280], [280]]
+    tool_runs.clear()
+    _, model, manager = _run(True, batches, window=10_000, summary_seconds=0.02)
+    assert len(model.summary_requests) == 1 and manager.savings().summaries_ahead_unused == 0
+    third_batch = tool_runs[2]
+    assert third_batch[0] - 0.01 <= model.summary_started[0] <= third_batch[1]
+    # Without ahead the summary waits for the tools.
+    tool_runs.clear()
+    _, sync_model, _ = _run(False, batches, window=10_000)
+    assert sync_model.summary_started[0] >= tool_runs[2][1]
+
+
+# ------------------------------------------------------------------------------ a changed span
+
+
+def test_a_span_changed_while_the_tools_ran_is_summarized_again(quiet_loop: None) -> None:
+    pinned: list[Agent] = []
+
+    @tool
+    def read_and_pin(part: int, size: int) -> str:
+        """Read one part of the service log and pin the first answer."""
+        if part == 20 and pinned:
+            pinned[0].messages[2].setdefault("metadata", {})["custom"] = {"pinned": True}
+        return _lines(part, size)
+
+    def script_for(ahead: bool) -> tuple[Agent, TimedModel, ContextManager]:
+        agent, model, manager = _session(ahead, [], window=10_000, tools=[read_and_pin])
+        queue = [Reply("", [ToolCall("read_and_pin", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20)]
+        model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+        pinned[:] = [agent]
+        with fixed_tracking_ids():
+            agent("read the parts of the log")
+        return agent, model, manager
+
+    sync_agent, sync_model, _ = script_for(False)
+    agent, model, manager = script_for(True)
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+    assert manager.savings().summaries_ahead_unused == 1
+    assert len(model.summary_requests) == len(sync_model.summary_requests) + 1
+
+
+# ------------------------------------------------------------------------------ turns that end early
+
+
+def test_end_turn_after_the_tools_settles_the_summary(quiet_loop: None) -> None:
+    def stop(event: AfterToolsEvent) -> None:
+        if event.message["content"][0]["toolResult"]["toolUseId"] == "tu_2_0":
+            event.end_turn = True
+
+    agent, model, manager = _session(True, [[280], [280], [280]], window=10_000, summary_seconds=0.2, hooks=[stop])
+    agent("read the parts of the log")
+    # Started during the third batch, cancelled when the turn ended: it never got its answer.
+    assert len(model.summary_started) == 1 and model.summary_requests == []
+    assert manager.savings().summaries_ahead_unused == 1
+    assert not any("[Summarized" in str(m) for m in agent.messages)
+
+
+def test_cancel_settles_the_summary(quiet_loop: None) -> None:
+    holder: list[Agent] = []
+
+    @tool
+    def read_then_cancel(part: int, size: int) -> str:
+        """Read one part; the third read cancels the agent."""
+        if part == 20:
+            holder[0].cancel()
+        return _lines(part, size)
+
+    agent, model, manager = _session(True, [], window=10_000, summary_seconds=0.2, tools=[read_then_cancel])
+    queue = [Reply("", [ToolCall("read_then_cancel", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20)]
+    model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+    holder.append(agent)
+    result = agent("read the parts of the log")
+    assert result.stop_reason == "cancelled"
+    assert manager.savings().summaries_ahead_unused == 1
+
+
+def test_an_interrupt_settles_the_summary_and_the_turn_resumes(quiet_loop: None) -> None:
+    def ask(event: BeforeToolsEvent) -> None:
+        if any(b.get("toolUse", {}).get("toolUseId") == "tu_2_0" for b in event.message["content"]):
+            event.interrupt("approve", reason="third read")
+
+    agent, model, manager = _session(True, [[280], [280], [280]], window=10_000, summary_seconds=0.2, hooks=[ask])
+    result = agent("read the parts of the log")
+    assert result.stop_reason == "interrupt"
+    assert manager.savings().summaries_ahead_unused == 1
+    # Resumed on a new event loop: the tools run, the summary is made then and used.
+    responses = [{"interruptResponse": {"interruptId": i.id, "response": "yes"}} for i in result.interrupts]
+    assert agent(responses).stop_reason == "end_turn"
+    assert any("[Summarized" in str(m) for m in agent.messages)
+
+
+def test_a_failing_summarizer_fails_as_the_synchronous_one_does(quiet_loop: None) -> None:
+    batches = [[280], [280], [280]]
+    sync_agent, sync_model, _ = _run(False, batches, window=10_000, summaries="error")
+    agent, model, _ = _run(True, batches, window=10_000, summaries="error")
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+
+
+def test_a_tool_that_raises_does_not_end_the_turn(quiet_loop: None) -> None:
+    @tool
+    def read_or_fail(part: int, size: int) -> str:
+        """Read one part; the third read fails."""
+        if part == 20:
+            raise RuntimeError("disk on fire")
+        return _lines(part, size)
+
+    def session(ahead: bool) -> tuple[Agent, TimedModel, ContextManager]:
+        agent, model, manager = _session(ahead, [], window=8_000, tools=[read_or_fail])
+        queue = [Reply("", [ToolCall("read_or_fail", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20, 30)]
+        model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+        with fixed_tracking_ids():
+            agent("read the parts of the log")
+        return agent, model, manager
+
+    sync_agent, sync_model, _ = session(False)
+    agent, model, manager = session(True)
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+    # The turn went on past the error result, as without the option; a summary started ahead on
+    # the expectation of a large result is the only extra call, counted as unused.
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+    assert model.summary_requests
+    unused = manager.savings().summaries_ahead_unused
+    assert len(model.summary_requests) - len(sync_model.summary_requests) == unused
