@@ -72,11 +72,21 @@ CASES: dict[str, dict[str, Any]] = {
     "truncate+summarize": {"strategies": _both},
     "drop": {"strategies": _dropping},
     "overflow recovery": {"strategies": lambda: [], "overflow_calls": (4,)},
+    # The model summarizes its own history with the agentic mode's tool, mid-turn.
+    "agentic": {
+        "agentic": True,
+        "script": lambda: replies(
+            *[Reply("", [ToolCall("read_part", {"part": p}, f"tu_part_{p}")]) for p in range(4)],
+            Reply("", [ToolCall("summarize_context", {"keep_recent": 2}, "tu_summarize")]),
+        ),
+    },
 }
 
 
 def _manager(case: dict[str, Any], durable: Path | None, *, persist: bool = True) -> ContextManager:
     stash: Any = {"storage": LocalFileStorage(str(durable))} if durable is not None else None
+    if case.get("agentic"):
+        return ContextManager.from_strategy("agentic", stash=stash, persist_reductions=persist)
     return ContextManager(strategies=case["strategies"](), stash=stash, persist_reductions=persist)
 
 
@@ -127,10 +137,11 @@ def test_a_restored_agent_starts_where_the_live_one_is(
 ) -> None:
     case = CASES[name]
     durable = tmp_path / "stash" if durable_stash else None
-    live_model = _model(case, _reads(6))
+    live_model = _model(case, case["script"]() if "script" in case else _reads(6))
     live = _agent(_manager(case, durable), live_model, sessions("s1"))
     live("read every part of the log")
-    assert live.state.get(RECIPE_KEY) is not None, "the pipeline reduced nothing: the case tests nothing"
+    recipe = live.state.get(RECIPE_KEY)
+    assert any("message" in entry for entry in recipe["messages"]), "nothing was reduced: the case tests nothing"
     summaries = len(live_model.summary_requests)
 
     restored_model = _model({}, replies())
@@ -243,3 +254,12 @@ def test_without_a_message_log_nothing_is_recorded() -> None:
     agent = _agent(_manager(CASES["truncate"], None), _model({}, _reads(3)), None)
     agent("read")
     assert agent.state.get(RECIPE_KEY) is None
+
+
+def test_from_strategy_takes_our_options_for_presets_and_configs_only() -> None:
+    assert isinstance(ContextManager.from_strategy("auto", persist_reductions=True), ContextManager)
+    assert isinstance(ContextManager.from_strategy({"strategies": []}, persist_reductions=True), ContextManager)
+    with pytest.raises(TypeError, match="options apply to a preset name or a config dict"):
+        ContextManager.from_strategy(ContextManager(), persist_reductions=True)
+    with pytest.raises(TypeError):
+        ContextManager.from_strategy("auto", no_such_option=True)

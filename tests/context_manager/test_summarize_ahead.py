@@ -261,3 +261,22 @@ def test_a_tool_that_raises_does_not_end_the_turn(quiet_loop: None) -> None:
     assert model.summary_requests
     unused = manager.savings().summaries_ahead_unused
     assert len(model.summary_requests) - len(sync_model.summary_requests) == unused
+
+
+def test_a_failed_model_call_leaves_nothing_pending(quiet_loop: None) -> None:
+    class FailingFourthCall(TimedModel):
+        async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterable[StreamEvent]:
+            if (args[0] if args else kwargs.get("tool_specs")) and len(self.calls) == 3:
+                raise RuntimeError("provider unavailable")
+            async for event in super().stream(messages, *args, **kwargs):
+                yield event
+
+    model = FailingFourthCall(_script([[280], [280], [280]]), context_window_limit=10_000, summary_seconds=0.05)
+    strategy = Offload.summarize("*", ahead=True).when(utilization=0.6, preserve_recent=2)
+    manager = ContextManager(strategies=[strategy])
+    agent = Agent(model=model, tools=[read_part], context_manager=manager, callback_handler=None)
+    with pytest.raises(Exception, match="provider unavailable"):
+        agent("read the parts of the log")
+    # The summary started ahead served the pass before the failed call: used, none left running.
+    assert len(model.summary_requests) == 1 and manager.savings().summaries_ahead_unused == 0
+    assert any("[Summarized" in str(m) for m in agent.messages)

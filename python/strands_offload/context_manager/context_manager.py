@@ -156,17 +156,22 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         return list(self._strategies)
 
     @staticmethod
-    def from_strategy(strategy: Any) -> Any:
+    def from_strategy(strategy: Any, **options: Any) -> Any:
         """A manager for an ``Agent(context_manager=...)`` value.
 
         Args:
             strategy: ``"auto"``, ``"agentic"``, a ``ContextManagerConfig`` dict, a manager
                 (returned as is), or ``False`` / ``None`` (no manager).
+            **options: Beyond the reference: keyword options of ours (``persist_reductions``,
+                ``tokenizer``, ...) for the manager a preset or a dict builds.
 
         Raises:
             ValueError: For an unknown preset string or an unsupported value.
-            TypeError: For a dict with keys a manager does not take.
+            TypeError: For a dict with keys a manager does not take, or options given with a
+                manager or with no manager.
         """
+        if options and (strategy is None or strategy is False or not isinstance(strategy, (str, dict))):
+            raise TypeError(f"options apply to a preset name or a config dict, not to {strategy!r}")
         if strategy is None or strategy is False:
             return None
         if isinstance(strategy, _seam.reference_context_manager_class()):
@@ -176,13 +181,13 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             if build is None:
                 valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
                 raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
-            return build()
+            return build(**options)
         if not isinstance(strategy, dict):
             raise ValueError(
                 f"Unsupported context_manager value: {strategy!r}. "
                 "Supported: 'auto', 'agentic', ContextManagerConfig dict, ContextManager instance, or False"
             )
-        return ContextManager(**strategy)
+        return ContextManager(**strategy, **options)
 
     # ------------------------------------------------------------------ binding
 
@@ -438,11 +443,11 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         return acted_at_all
 
 
-def _agentic_manager() -> ContextManager:
-    manager = ContextManager(strategies=_agentic_strategies())
+def _agentic_manager(**options: Any) -> ContextManager:
+    manager = ContextManager(strategies=_agentic_strategies(), **options)
     manager._agentic = True  # registers the agentic tools and middleware when bound
     return manager
 
 
 # The preset strings ``from_strategy`` accepts, and what each builds.
-_PRESET_BUILDERS: dict[str, Callable[[], ContextManager]] = {"auto": ContextManager, "agentic": _agentic_manager}
+_PRESET_BUILDERS: dict[str, Callable[..., ContextManager]] = {"auto": ContextManager, "agentic": _agentic_manager}
