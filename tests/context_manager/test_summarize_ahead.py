@@ -280,3 +280,12 @@ def test_a_failed_model_call_leaves_nothing_pending(quiet_loop: None) -> None:
     # The summary started ahead served the pass before the failed call: used, none left running.
     assert len(model.summary_requests) == 1 and manager.savings().summaries_ahead_unused == 0
     assert any("[Summarized" in str(m) for m in agent.messages)
+
+
+def test_a_turn_limit_settles_the_summary(quiet_loop: None) -> None:
+    # The cap is checked before the model call that follows the third batch: the tools ran,
+    # the summary started ahead is never asked for.
+    agent, model, manager = _session(True, [[280], [280], [280]], window=10_000, summary_seconds=0.2)
+    result = agent("read the parts of the log", limits={"turns": 3})
+    assert result.stop_reason == "limit_turns"
+    assert len(model.summary_started) == 1 and manager.savings().summaries_ahead_unused == 1
