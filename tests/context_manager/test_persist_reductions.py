@@ -263,3 +263,21 @@ def test_from_strategy_takes_our_options_for_presets_and_configs_only() -> None:
         ContextManager.from_strategy(ContextManager(), persist_reductions=True)
     with pytest.raises(TypeError):
         ContextManager.from_strategy("auto", no_such_option=True)
+
+
+def test_the_state_changes_only_when_the_conversation_is_reduced(sessions: Callable[[str], Any]) -> None:
+    # Every changed agent state is another write of the agent record (an S3 PUT per message, say):
+    # new messages alone do not change the recipe, since a restore appends them as they are.
+    quiet = _agent(_manager(CASES["truncate"], None), _model({}, replies()), sessions("s9"))
+    quiet("hello")
+    quiet("and again")
+    assert quiet.state.get(RECIPE_KEY) is None
+    live = _reduced_session(sessions, "s10")
+    recorded = live.state.get(RECIPE_KEY)
+    live("and what now?")
+    live("one more question")
+    assert live.state.get(RECIPE_KEY) == recorded
+    restored = _agent(_manager(CASES["truncate"], None), _model({}, replies()), sessions("s10"))
+    assert encode_for_compare(restored.messages) == encode_for_compare(live.messages)
+    restored_quiet = _agent(_manager(CASES["truncate"], None), _model({}, replies()), sessions("s9"))
+    assert encode_for_compare(restored_quiet.messages) == encode_for_compare(quiet.messages)

@@ -34,7 +34,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["RECIPE_KEY", "ReductionLog", "ReductionRestoreError", "rebuild", "references_in", "run_blocking"]
+__all__ = [
+    "RECIPE_KEY",
+    "ReductionLog",
+    "ReductionRestoreError",
+    "rebuild",
+    "references_in",
+    "run_blocking",
+    "still_describes",
+]
 
 RECIPE_KEY = "strands_offload:reductions"
 """The ``agent.state`` key of the recipe."""
@@ -156,6 +164,25 @@ class ReductionLog:
             )
         count = len(self._arrivals)
         return {"format": _FORMAT, "log": [count, self._digest.hexdigest()], "messages": entries}
+
+
+def still_describes(recorded: Mapping[str, Any] | None, recipe: Mapping[str, Any]) -> bool:
+    """Whether ``recorded`` still gives the live messages ``recipe`` describes.
+
+    It does when the only change since is log messages that arrived and are unchanged (a restore
+    appends those as they are), and, with nothing recorded yet, when nothing was reduced at all.
+    Then nothing needs writing: a session sync with an unchanged state writes no agent record.
+    """
+    count = recorded["log"][0] if recorded is not None else 0
+    entries = list(recipe["messages"])
+    total = recipe["log"][0]
+    if total > count:
+        last = entries[-1] if entries else None
+        if last is None or "keep" not in last or last["keep"][1] != total - 1 or last["keep"][0] > count:
+            return False
+        first = last["keep"][0]
+        entries[-1:] = [] if first == count else [{"keep": [first, count - 1]}]
+    return entries == (recorded["messages"] if recorded is not None else [])
 
 
 def _fail(session_id: str | None, why: str) -> ReductionRestoreError:

@@ -23,7 +23,16 @@ from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
 from ._edits import EditRecorder
 from ._measure import Measure, end_run, start_run
-from ._persist import RECIPE_KEY, ReductionLog, ReductionRestoreError, json_safe, rebuild, references_in, run_blocking
+from ._persist import (
+    RECIPE_KEY,
+    ReductionLog,
+    ReductionRestoreError,
+    json_safe,
+    rebuild,
+    references_in,
+    run_blocking,
+    still_describes,
+)
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -310,7 +319,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         for message in log:
             reductions.arrived(message)
         agent.messages[:] = rebuilt
-        self._recipe = reductions.recipe(agent.messages)
+        self._recipe = recipe  # what the session holds; the live messages are it plus the log's tail
         self._backfill_done = True  # the stash holds the log's originals; never stash a preview in their place
 
     async def _stash_originals(self, agent: Agent, log: list[Any]) -> None:
@@ -338,8 +347,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         except Exception:
             logger.warning("agent_id=<%s> | recording the reductions failed", agent.agent_id, exc_info=True)
             return
-        if recipe == self._recipe:
-            return
+        if still_describes(self._recipe, recipe):
+            return  # new messages only (or nothing reduced yet): what is recorded still holds
         if not json_safe(recipe):
             logger.warning(
                 "agent_id=<%s> | a reduced message holds values the agent state cannot keep (not JSON); "
