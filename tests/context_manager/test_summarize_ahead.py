@@ -47,12 +47,13 @@ def _lines(part: int, size: int) -> str:
     return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(size))
 
 
-def _script(batches: list[list[int]]) -> Any:
-    """A script playing tool batches (each a list of result sizes, in lines), then "done"."""
+def _script(batches: list[list[int]], tool_name: str = "read_part") -> Any:
+    """A script calling ``tool_name`` in batches (each a list of result sizes, in lines; call ``i`` of
+    batch ``b`` reads part ``10 * b + i``), then answering "done"."""
     queue = [
         Reply(
             "",
-            [ToolCall("read_part", {"part": 10 * b + i, "size": size}, f"tu_{b}_{i}") for i, size in enumerate(batch)],
+            [ToolCall(tool_name, {"part": 10 * b + i, "size": size}, f"tu_{b}_{i}") for i, size in enumerate(batch)],
         )
         for b, batch in enumerate(batches)
     ]
@@ -83,14 +84,16 @@ def _session(
     tools: list[Any] | None = None,
     hooks: list[Any] | None = None,
 ) -> tuple[Agent, TimedModel, ContextManager]:
+    tools = tools or [read_part]
     model = TimedModel(
-        _script(batches), context_window_limit=window, summary_seconds=summary_seconds, summaries=summaries
+        _script(batches, tools[0].tool_name),
+        context_window_limit=window,
+        summary_seconds=summary_seconds,
+        summaries=summaries,
     )
     strategy = Offload.summarize("*", ahead=ahead).when(utilization=utilization, preserve_recent=preserve_recent)
     manager = ContextManager(strategies=[strategy])
-    agent = Agent(
-        model=model, tools=tools or [read_part], context_manager=manager, callback_handler=None, hooks=hooks or []
-    )
+    agent = Agent(model=model, tools=tools, context_manager=manager, callback_handler=None, hooks=hooks or [])
     return agent, model, manager
 
 
@@ -162,9 +165,7 @@ def test_a_span_changed_while_the_tools_ran_is_summarized_again(quiet_loop: None
         return _lines(part, size)
 
     def script_for(ahead: bool) -> tuple[Agent, TimedModel, ContextManager]:
-        agent, model, manager = _session(ahead, [], window=10_000, tools=[read_and_pin])
-        queue = [Reply("", [ToolCall("read_and_pin", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20)]
-        model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+        agent, model, manager = _session(ahead, [[280], [280], [280]], window=10_000, tools=[read_and_pin])
         pinned[:] = [agent]
         with fixed_tracking_ids():
             agent("read the parts of the log")
@@ -204,9 +205,8 @@ def test_cancel_settles_the_summary(quiet_loop: None) -> None:
             holder[0].cancel()
         return _lines(part, size)
 
-    agent, model, manager = _session(True, [], window=10_000, summary_seconds=0.2, tools=[read_then_cancel])
-    queue = [Reply("", [ToolCall("read_then_cancel", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20)]
-    model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+    batches = [[280], [280], [280]]
+    agent, model, manager = _session(True, batches, window=10_000, summary_seconds=0.2, tools=[read_then_cancel])
     holder.append(agent)
     result = agent("read the parts of the log")
     assert result.stop_reason == "cancelled"
@@ -245,9 +245,7 @@ def test_a_tool_that_raises_does_not_end_the_turn(quiet_loop: None) -> None:
         return _lines(part, size)
 
     def session(ahead: bool) -> tuple[Agent, TimedModel, ContextManager]:
-        agent, model, manager = _session(ahead, [], window=8_000, tools=[read_or_fail])
-        queue = [Reply("", [ToolCall("read_or_fail", {"part": p, "size": 280}, f"tu_{p}")]) for p in (0, 10, 20, 30)]
-        model._script = lambda _messages: queue.pop(0) if queue else Reply("done")
+        agent, model, manager = _session(ahead, [[280]] * 4, window=8_000, tools=[read_or_fail])
         with fixed_tracking_ids():
             agent("read the parts of the log")
         return agent, model, manager
