@@ -308,9 +308,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 reductions.arrived(message)
             return
         rebuilt = rebuild(recipe, log, agent.session_id)
-        if self._stash is not None:
-            run_blocking(lambda: self._stash_originals(agent, log))
-        missing = run_blocking(lambda: self._unresolved(references_in(recipe)))
+        missing = run_blocking(lambda: self._stash_originals(log, references_in(recipe)))
         if missing:
             raise ReductionRestoreError(
                 f"session_id=<{agent.session_id}> | restored previews name stash entries that neither the "
@@ -322,21 +320,21 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._recipe = recipe  # what the session holds; the live messages are it plus the log's tail
         self._backfill_done = True  # the stash holds the log's originals; never stash a preview in their place
 
-    async def _stash_originals(self, agent: Agent, log: list[Any]) -> None:
-        """Stash the originals the log holds, as their arrival did, keeping what a durable stash has."""
+    async def _stash_originals(self, log: list[Any], references: list[str]) -> list[str]:
+        """Stash the originals the log holds (keeping what a durable stash has); return the unresolved.
+
+        The originals go in as their arrival put them; of ``references``, those no stash entry
+        answers even then are returned.
+        """
         stash = self._stash
-        assert stash is not None
+        if stash is None:
+            return references
         for message in log:
             track_retrieval_calls(message, self._retrieval_tool_use_ids)
         skip = frozenset(self._retrieval_tool_use_ids)
         for message in log:
             await stash.store_message(message, skip, keep_existing=True)
-
-    async def _unresolved(self, references: list[str]) -> list[str]:
-        """The references no stash entry answers."""
-        if self._stash is None:
-            return references
-        return [key for key in references if await self._stash.retrieve_raw(key) is None]
+        return [key for key in references if await stash.retrieve_raw(key) is None]
 
     def _record_reductions(self, agent: Agent) -> None:
         """Write the recipe to the agent state when it changed (the session manager saves it at its next sync)."""
