@@ -28,11 +28,12 @@ import asyncio
 import copy
 import hashlib
 import json
-import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from .stash import refs_at_end
 
 __all__ = [
     "RECIPE_KEY",
@@ -49,9 +50,6 @@ RECIPE_KEY = "strands_offload:reductions"
 
 _FORMAT = 1
 
-# The reference suffix the strategies end a marker or preview with (see ``stash.format_refs``).
-_REFS_AT_END = re.compile(r"\[refs?: ([^\[\]]+)\]\Z")
-
 T = TypeVar("T")
 
 
@@ -66,9 +64,8 @@ class _Arrival:
     fields: dict[str, Any]
     """Everything but the content (role, tracking id, metadata), copied at arrival."""
     blocks: list[Any]
-    """The content's blocks at arrival; an entry becomes ``None`` once that block left the conversation."""
-    intact: bool = True
-    """No block has left the conversation: the message may still be kept whole."""
+    """The content's blocks at arrival; an entry becomes ``None`` once that block left the
+    conversation (so the message, matched block by block, is never again kept whole)."""
 
 
 def _fields(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,15 +119,13 @@ class ReductionLog:
         live = {id(block) for message in messages for block in message["content"]}
         for key in [key for key in self._where if key not in live]:
             position, index = self._where.pop(key)
-            arrival = self._arrivals[position]
-            arrival.blocks[index] = None
-            arrival.intact = False
+            self._arrivals[position].blocks[index] = None
 
     def _kept_position(self, message: Mapping[str, Any], used: set[int]) -> int | None:
         """The log position ``message`` is, unchanged since it arrived, or ``None``."""
         for position in self._by_id.get(message.get("tracking_id"), ()):
             arrival = self._arrivals[position]
-            if position in used or not arrival.intact:
+            if position in used:
                 continue
             content = message["content"]
             if len(content) == len(arrival.blocks) and all(
@@ -254,9 +249,7 @@ def references_in(recipe: Mapping[str, Any]) -> list[str]:
     for entry in recipe.get("messages", ()):
         for item in entry.get("message", {}).get("content", ()):
             for text in _strings(item.get("new")):
-                match = _REFS_AT_END.search(text)
-                if match:
-                    found.extend(key for key in match.group(1).split(", ") if key not in found)
+                found.extend(key for key in refs_at_end(text) if key not in found)
     return found
 
 

@@ -21,6 +21,7 @@ import base64
 import builtins
 import json
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -63,6 +64,16 @@ def format_refs(refs: list[str]) -> str:
         return ""
     label = "ref" if len(refs) == 1 else "refs"
     return f" [{label}: {', '.join(refs)}]"
+
+
+# A ``format_refs`` suffix closing a text.
+_REFS_AT_END = re.compile(r"\[refs?: ([^\[\]]+)\]\Z")
+
+
+def refs_at_end(text: str) -> list[str]:
+    """The keys a ``format_refs`` suffix at the very end of ``text`` names (none without one)."""
+    match = _REFS_AT_END.search(text)
+    return match.group(1).split(", ") if match else []
 
 
 def _stash_root(storage: Any, session_id: str, agent_id: str, custom_stash_namespace: bool) -> Any:
