@@ -281,3 +281,17 @@ def test_the_state_changes_only_when_the_conversation_is_reduced(sessions: Calla
     assert encode_for_compare(restored.messages) == encode_for_compare(live.messages)
     restored_quiet = _agent(_manager(CASES["truncate"], None), _model({}, replies()), sessions("s9"))
     assert encode_for_compare(restored_quiet.messages) == encode_for_compare(quiet.messages)
+
+
+def test_a_recipe_the_state_cannot_keep_leaves_the_last_one(
+    sessions: Callable[[str], Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    live = _reduced_session(sessions, "s11")
+    recorded = live.state.get(RECIPE_KEY)
+    # A message put in by hand, past the session manager: the recipe would have to hold its bytes.
+    live.messages.append({"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}]})
+    live.messages.append({"role": "assistant", "content": [{"text": "a picture"}]})
+    with caplog.at_level(logging.WARNING, logger="strands_offload"):
+        live("what was in it?")
+    assert any("cannot keep (not JSON)" in r.getMessage() for r in caplog.records)
+    assert live.state.get(RECIPE_KEY) == recorded

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
-import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -251,15 +250,6 @@ def references_in(recipe: Mapping[str, Any]) -> list[str]:
             for text in _strings(item.get("new")):
                 found.extend(key for key in refs_at_end(text) if key not in found)
     return found
-
-
-def json_safe(recipe: Any) -> bool:
-    """Whether the recipe can be kept in ``agent.state`` (JSON values only)."""
-    try:
-        json.dumps(recipe)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def run_blocking(make: Callable[[], Awaitable[T]]) -> T:

@@ -27,7 +27,6 @@ from ._persist import (
     RECIPE_KEY,
     ReductionLog,
     ReductionRestoreError,
-    json_safe,
     rebuild,
     references_in,
     run_blocking,
@@ -347,14 +346,15 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             return
         if still_describes(self._recipe, recipe):
             return  # new messages only (or nothing reduced yet): what is recorded still holds
-        if not json_safe(recipe):
+        try:
+            agent.state.set(RECIPE_KEY, recipe)  # the state checks that the value is JSON
+        except ValueError:
             logger.warning(
                 "agent_id=<%s> | a reduced message holds values the agent state cannot keep (not JSON); "
                 "the last recorded reductions stay, and a restore reduces the rest again",
                 agent.agent_id,
             )
             return
-        agent.state.set(RECIPE_KEY, recipe)
         self._recipe = recipe
 
     def _stash_storage(self, agent: Agent) -> Any:
