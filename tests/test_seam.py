@@ -35,6 +35,7 @@ FEATURES = {
     "accelerate",
     "cycle-span",
     "session-log",
+    "agent-request",
     "metrics-placeholder",
 }
 STRANDS_FEATURES = {
@@ -45,6 +46,7 @@ STRANDS_FEATURES = {
     "accelerate",
     "cycle-span",
     "session-log",
+    "agent-request",
 }
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
@@ -113,6 +115,9 @@ def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch, tmp_
     agent = Agent(model=ScriptedModel(lambda m: Reply(text="done")), session_manager=logged, callback_handler=None)
     assert _seam.message_log_session_manager(agent) is logged
     assert _seam.message_log_session_manager(_agent()) is None
+    blocks = [{"text": "be brief"}, {"cachePoint": {"type": "default"}}]
+    prompted = Agent(model=ScriptedModel(lambda m: Reply(text="done")), system_prompt=blocks, callback_handler=None)
+    assert _seam.system_prompt_content(prompted) == blocks
     assert [tool.tool_name for tool in _seam.agentic_tools()] == [
         "summarize_context",
         "truncate_context",
@@ -154,6 +159,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
             importlib.import_module("strands.session.repository_session_manager"), "RepositorySessionManager"
         ),
         "has no RepositorySessionManager",
+    ),
+    "agent-request": (
+        lambda mp: mp.setattr(importlib.import_module("strands.agent.agent").Agent, "__init__", lambda self: None),
+        "no longer keeps its system prompt blocks",
     ),
     "metrics-placeholder": (
         lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),

@@ -26,6 +26,8 @@ Features:
         are not made.
     ``session-log``: ``Agent._session_manager``, where the agent keeps its session manager, so that
         ``persist_reductions`` knows a message-log one (``RepositorySessionManager``) from the others.
+    ``agent-request``: ``Agent._system_prompt_content``, the system prompt blocks the event loop sends,
+        so that a ``cache_aligned`` summary request starts exactly as the agent's own requests.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -160,6 +162,12 @@ def _probe_session_log() -> None:
         raise SeamUnavailable("Agent no longer keeps its session manager in _session_manager")
 
 
+def _probe_agent_request() -> None:
+    init = _module("strands.agent.agent").Agent.__init__
+    if "_system_prompt_content" not in init.__code__.co_names:
+        raise SeamUnavailable("Agent no longer keeps its system prompt blocks in _system_prompt_content")
+
+
 def _probe_cycle_span() -> None:
     cycle = _module("strands.event_loop.event_loop").event_loop_cycle
     if _CYCLE_SPAN_KEY not in cycle.__code__.co_consts:
@@ -187,12 +195,22 @@ _PROBES: dict[str, Callable[[], None]] = {
     "accelerate": _probe_accelerate,
     "cycle-span": _probe_cycle_span,
     "session-log": _probe_session_log,
+    "agent-request": _probe_agent_request,
     "metrics-placeholder": _probe_metrics_placeholder,
 }
 
 # Features whose names live in strands-agents (version-dependent); the rest follow the interpreter.
 _STRANDS_FEATURES = frozenset(
-    {"storage-markers", "storage-views", "agent-as-tool", "context-manager", "accelerate", "cycle-span", "session-log"}
+    {
+        "storage-markers",
+        "storage-views",
+        "agent-as-tool",
+        "context-manager",
+        "accelerate",
+        "cycle-span",
+        "session-log",
+        "agent-request",
+    }
 )
 
 
@@ -311,6 +329,16 @@ def message_log_session_manager(agent: Any) -> Any:
     manager = getattr(agent, "_session_manager", None)
     log_class = _module("strands.session.repository_session_manager").RepositorySessionManager
     return manager if isinstance(manager, log_class) else None
+
+
+def system_prompt_content(agent: Any) -> Any:
+    """The system prompt blocks the agent's requests carry (``None``: none, or the probe failed).
+
+    Raises:
+        SeamUnavailable: When the probe failed: a request without them would not share the agent's prefix.
+    """
+    require("agent-request")
+    return agent._system_prompt_content
 
 
 def global_metrics_unset() -> bool:

@@ -21,6 +21,7 @@ from .._ledger import Ledger
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
+from . import _prompt_cache
 from ._edits import EditRecorder
 from ._measure import Measure, end_run, start_run
 from ._persist import (
@@ -65,6 +66,16 @@ def _agentic_strategies() -> list[Any]:
     return [
         Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=8000),
         Offload.summarize("*").when(utilization=1, preserve_recent=4),
+    ]
+
+
+def _cache_optimized_strategies() -> list[Any]:
+    # "auto"'s previews; summaries read the agent's cached prefix and come at 70% of the window
+    # (as the SDK's "proactive_summarization"): reads of a smaller prefix on every call cost less
+    # than the extra summaries. Edits of blocks already cached wait for one that breaks the prefix.
+    return [
+        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500, cache_aware=True),
+        Offload.summarize("*", cache_aligned=True).when(utilization=0.7, preserve_recent=4, cache_aware=True),
     ]
 
 
@@ -140,6 +151,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._recorder: EditRecorder | None = None
         self._persist = bool(persist_reductions)
+        # Some strategy follows the provider's prompt cache (cache_aware, cache_aligned).
+        self._follows_cache = any(getattr(s, "uses_prompt_cache", False) for s in self._strategies)
         self._reductions: ReductionLog | None = None
         self._recipe: Any = None
         Plugin.__init__(self)
@@ -402,7 +415,18 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             self._record_reductions(agent)  # the pipeline's edits, and the agentic tools' since the last call
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)
+        if self._follows_cache:
+            await self._note_request(agent)
         return acted
+
+    async def _note_request(self, agent: Agent) -> None:
+        """Tell the agent's cache view what this request sends (the prefix the provider will cache)."""
+        try:
+            tokens: int | None = await Measure(agent.model).messages(agent.messages)
+        except Exception:
+            tokens = None
+        places = _prompt_cache.places_message_points(agent.model)
+        _prompt_cache.cache_view(agent).sent(agent.messages, tokens, places_points=places)
 
     async def _run(self, agent: Agent, projected_tokens: int | None = None, *, overflow: bool = False) -> bool:
         """Run the strategies in order; ``True`` when any of them changed the conversation."""
@@ -420,34 +444,53 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 return False
         # The SDK annotates its own Stash; strategies use ours by duck typing.
         context = ContextState(messages, agent, model.estimate_utilization(tokens), overflow, cast(Any, self._stash))
+        view = _prompt_cache.cache_view(agent) if self._follows_cache else None
+        cached_end = -1
+        if view is not None:
+            try:
+                # Growth is counted over the messages alone, as the request is noted.
+                view.begin_run(tokens if projected_tokens is None else await measure.messages(messages))
+            except Exception:
+                view.begin_run(None)
+            cached_end = view.cached_end(messages)
         acted_at_all = False
         run = start_run(measure)
         try:
             for strategy in self._strategies:
-                try:
-                    if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
-                        context.overflow = False  # earlier strategies made room: re-measure first
-                    acted = await strategy.apply(context)
-                except Exception:
-                    measure.forget()  # it may have changed something before failing
-                    logger.warning(
-                        "strategy=<%s>, agent_id=<%s> | strategy raised; the others still run",
-                        strategy.name,
-                        agent.agent_id,
-                        exc_info=True,
-                    )
-                    continue
-                if acted:
-                    acted_at_all = True
-                    measure.forget()
-                    try:
-                        context.utilization = model.estimate_utilization(await measure.messages(messages))
-                    except Exception:
-                        logger.warning("agent_id=<%s> | re-counting tokens failed", agent.agent_id, exc_info=True)
-                    logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)
+                if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
+                    context.overflow = False  # earlier strategies made room: re-measure first
+                acted_at_all |= await self._apply(strategy, context, measure)
+                if view is not None and cached_end >= 0 and view.cached_end(messages) < cached_end:
+                    view.broken = True  # the cached prefix is paid for again: what waited may apply
+            if view is not None and view.broken:
+                for strategy in view.deferred:
+                    acted_at_all |= await self._apply(strategy, context, measure)
         finally:
             end_run(run)
         return acted_at_all
+
+    async def _apply(self, strategy: Any, context: ContextState, measure: Measure) -> bool:
+        """One strategy's pass; a failure is logged and the pipeline goes on."""
+        agent = context.agent
+        try:
+            acted = bool(await strategy.apply(context))
+        except Exception:
+            measure.forget()  # it may have changed something before failing
+            logger.warning(
+                "strategy=<%s>, agent_id=<%s> | strategy raised; the others still run",
+                strategy.name,
+                agent.agent_id,
+                exc_info=True,
+            )
+            return False
+        if acted:
+            measure.forget()
+            try:
+                context.utilization = agent.model.estimate_utilization(await measure.messages(context.messages))
+            except Exception:
+                logger.warning("agent_id=<%s> | re-counting tokens failed", agent.agent_id, exc_info=True)
+            logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)
+        return acted
 
 
 def _agentic_manager(**options: Any) -> ContextManager:
@@ -456,5 +499,14 @@ def _agentic_manager(**options: Any) -> ContextManager:
     return manager
 
 
-# The preset strings ``from_strategy`` accepts, and what each builds.
-_PRESET_BUILDERS: dict[str, Callable[..., ContextManager]] = {"auto": ContextManager, "agentic": _agentic_manager}
+def _cache_optimized_manager(**options: Any) -> ContextManager:
+    return ContextManager(strategies=_cache_optimized_strategies(), **options)
+
+
+# The preset strings ``from_strategy`` accepts, and what each builds ("cache-optimized" is ours:
+# the reference's CONTEXT_MANAGER_PRESETS, and so ``Agent(context_manager=...)``, do not know it).
+_PRESET_BUILDERS: dict[str, Callable[..., ContextManager]] = {
+    "auto": ContextManager,
+    "agentic": _agentic_manager,
+    "cache-optimized": _cache_optimized_manager,
+}

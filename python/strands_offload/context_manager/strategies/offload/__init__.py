@@ -22,14 +22,21 @@ class _Offload:
         return TruncateStrategy(target, config)
 
     def summarize(
-        self, target: OffloadTarget, config: SummarizeConfig | None = None, *, ahead: bool = False
+        self,
+        target: OffloadTarget,
+        config: SummarizeConfig | None = None,
+        *,
+        ahead: bool = False,
+        cache_aligned: bool = False,
     ) -> SummarizeStrategy:
         """Model-written summaries in place of content (``model``, ``system_prompt`` in ``config``).
 
-        ``ahead`` (beyond the reference): a message-level summary starts while the tools of the turn
-        that will need it run, instead of holding up the next model call.
+        Beyond the reference: ``ahead``: a message-level summary starts while the tools of the turn
+        that will need it run, instead of holding up the next model call. ``cache_aligned``: the
+        summary request reads the agent's cached prefix (same system prompt, tools and opening
+        messages) instead of sending the span afresh.
         """
-        return SummarizeStrategy(target, config, ahead=ahead)
+        return SummarizeStrategy(target, config, ahead=ahead, cache_aligned=cache_aligned)
 
     def drop(self, target: OffloadTarget) -> DropStrategy:
         """A ``[Dropped]`` marker (with stash references) in place of content."""

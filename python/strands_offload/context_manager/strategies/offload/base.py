@@ -20,6 +20,7 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 from strands.hooks.events import MessageAddedEvent
 
 from ...._native import TokenCounter
+from ... import _prompt_cache
 from ..._edits import EditRecorder, now_ns
 from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
@@ -51,12 +52,15 @@ def build_conditions(
     utilization: float | None = None,
     preserve_recent: int | float = 0,
     clear_at_least: int | None = None,
+    cache_aware: bool = False,
 ) -> OffloadConditions:
-    """The conditions ``.when()`` records: thresholds when given, ``preserve_recent`` when truthy."""
+    """The conditions ``.when()`` records: thresholds when given, the rest when truthy."""
     given = {"threshold": threshold, "utilization": utilization, "clear_at_least": clear_at_least}
     conditions: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
     if preserve_recent:  # 0 (the default) means "keep nothing back" and is not recorded
         conditions["preserve_recent"] = preserve_recent
+    if cache_aware:
+        conditions["cache_aware"] = True
     return conditions  # type: ignore[return-value]
 
 
@@ -156,6 +160,7 @@ class BaseOffloadStrategy(ABC):
         self._preserve_recent: float = float(preserve) if preserve is not None else 0
         at_least = _clean(cast(Mapping[str, Any], conditions).get("clear_at_least"))
         self._clear_at_least = int(at_least) if at_least else 0
+        self._cache_aware = cast(Mapping[str, Any], conditions).get("cache_aware") is True
 
     @property
     @abstractmethod
@@ -173,6 +178,7 @@ class BaseOffloadStrategy(ABC):
         utilization: float | None = None,
         preserve_recent: int | float = 0,
         clear_at_least: int | None = None,
+        cache_aware: bool = False,
     ) -> _S:
         """A new strategy with exactly these conditions (a later ``.when()`` replaces them all).
 
@@ -183,6 +189,12 @@ class BaseOffloadStrategy(ABC):
             clear_at_least: Beyond the reference: act only when the edit frees at least this many
                 tokens (prompt caches are invalidated by every edit). Ignored on arrival and on
                 overflow recovery.
+            cache_aware: Beyond the reference: with the model's prompt caching configured, edits
+                of blocks the provider holds cached wait until what they free pays for the
+                cache write they cause, the cache went cold, the window would overflow, or
+                another edit of the cached prefix happens in the same turn (then all apply).
+                Edits of content after the last cache point apply at once. See
+                ``docs/design/prompt-cache.md``.
         """
         return self._rebuild(
             build_conditions(
@@ -190,8 +202,14 @@ class BaseOffloadStrategy(ABC):
                 utilization=utilization,
                 preserve_recent=preserve_recent,
                 clear_at_least=clear_at_least,
+                cache_aware=cache_aware,
             )
         )
+
+    @property
+    def uses_prompt_cache(self) -> bool:
+        """Whether an option of this strategy needs the manager to follow the prompt cache."""
+        return self._cache_aware
 
     @property
     def _is_message_level(self) -> bool:
@@ -278,6 +296,8 @@ class BaseOffloadStrategy(ABC):
         for index, message in candidates:
             if not is_pinned(messages, index):
                 found.append((message, await self._blocks_above(message, names, measure)))
+        if self._cache_aware:
+            found = await self._hold_back(context, measure, found)
         if budget:
             # No replacement frees more than its block holds: when all of them together hold less
             # than the target, the edit is refused whatever the replacements; skip making them
@@ -291,6 +311,57 @@ class BaseOffloadStrategy(ABC):
         for message, blocks in found:
             plan.extend(await self._replacements(message, blocks, context.agent))
         return await self._commit(plan, measure, budget, context.agent, started)
+
+    async def _hold_back(
+        self, context: ContextState, measure: Measure, found: list[tuple[Any, list[tuple[int, int]]]]
+    ) -> list[tuple[Any, list[tuple[int, int]]]]:
+        """``cache_aware``: ``found`` without the edits of the cached prefix that should wait."""
+        agent = context.agent
+        view = _prompt_cache.known_view(agent)
+        messages = context.messages
+        if context.overflow or view is None or view.broken or view.cold():
+            return found
+        if not _prompt_cache.caching(agent.model, messages):
+            return found
+        end = view.cached_end(messages)
+        position = {id(m): i for i, m in enumerate(messages)}
+        inside = [(message, blocks) for message, blocks in found if blocks and position[id(message)] <= end]
+        first = min((position[id(message)] for message, _ in inside), default=end)
+        if not inside or await self._edit_pays(context, measure, view, inside, first, end):
+            return found
+        view.deferred.append(self)
+        logger.debug("strategy=<%s>, messages=<%d> | edits of the cached prefix wait", self.name, len(inside))
+        return [(message, blocks) for message, blocks in found if position[id(message)] > end]
+
+    async def _edit_pays(
+        self,
+        context: ContextState,
+        measure: Measure,
+        view: _prompt_cache.CacheView,
+        inside: list[tuple[Any, list[tuple[int, int]]]],
+        first: int,
+        end: int,
+    ) -> bool:
+        """Whether editing ``inside`` now is due: the window forces it, or what it frees pays for the write."""
+        messages = context.messages
+        limit = context.agent.model.context_window_limit
+        if not limit:
+            return True  # no window to plan against: the option stays out of the way
+        tokens = await measure.messages(messages)
+        growth = view.growth_per_call()
+        if growth is None:
+            return tokens >= limit  # no growth seen yet: wait one request, unless already over
+        if tokens + growth >= limit:
+            return True  # the next request would overflow the window
+        freed = sum(self._expected_freed(held) for _, blocks in inside for _, held in blocks)
+        rewrite = max(0, await measure.messages(messages[first : end + 1]) - freed)
+        calls = (limit - tokens) / growth if growth > 0 else math.inf
+        premium = _prompt_cache.write_price(context.agent.model) - _prompt_cache.READ_PRICE
+        return bool(freed * _prompt_cache.READ_PRICE * calls >= premium * rewrite)
+
+    def _expected_freed(self, tokens: int) -> int:
+        """Tokens an edit of a block holding ``tokens`` is expected to free (all of them by default)."""
+        return tokens
 
     async def _apply_blocks(
         self, message: Any, names: Mapping[str, str], measure: Measure, agent: Agent, *, budget: bool

@@ -11,10 +11,16 @@ from strands.hooks.events import AfterInvocationEvent, BeforeToolsEvent
 
 from ..._edits import now_ns
 from ..._measure import Measure
-from ...methods.summarize import flatten_messages, format_summarized, summarize, tool_result_blocks
+from ...methods.summarize import (
+    flatten_messages,
+    format_summarized,
+    summarize,
+    summarize_aligned,
+    tool_result_blocks,
+)
 from ...stash import Stash, format_refs
 from ...types import ContextState
-from . import _ahead
+from . import _ahead, _aligned
 from ._messages import (
     place_marker,
     removable_with_partner,
@@ -41,6 +47,10 @@ class SummarizeStrategy(BaseOffloadStrategy):
         conditions: When (see ``.when()``).
         ahead: Beyond the reference: a message-level summary starts while the tools run, when the
             results to come are expected to cross the condition (see ``_ahead``).
+        cache_aligned: Beyond the reference: when the summarizer is the agent's own model and its
+            prompt cache holds a prefix of the span, a message-level summary is asked for in a
+            request that starts as the agent's (see ``_aligned``), so the provider reads that
+            prefix from its cache.
     """
 
     def __init__(
@@ -50,10 +60,12 @@ class SummarizeStrategy(BaseOffloadStrategy):
         conditions: OffloadConditions | None = None,
         *,
         ahead: bool = False,
+        cache_aligned: bool = False,
     ) -> None:
         super().__init__(target, conditions)
         self._config: SummarizeConfig = config or {}
         self._ahead = ahead
+        self._cache_aligned = cache_aligned
         self._pending: _ahead.Ahead | None = None
 
     @property
@@ -62,9 +74,16 @@ class SummarizeStrategy(BaseOffloadStrategy):
         return "offload:summarize"
 
     def _rebuild(self, conditions: OffloadConditions) -> SummarizeStrategy:
-        clone = SummarizeStrategy(self._target, self._config, conditions, ahead=self._ahead)
+        clone = SummarizeStrategy(
+            self._target, self._config, conditions, ahead=self._ahead, cache_aligned=self._cache_aligned
+        )
         clone._encoding = self._encoding
         return clone
+
+    @property
+    def uses_prompt_cache(self) -> bool:
+        """Whether ``cache_aware`` or ``cache_aligned`` is on."""
+        return self._cache_aware or self._cache_aligned
 
     def _model(self, agent: Agent) -> Any:
         return self._config.get("model") or agent.aux_model
@@ -132,7 +151,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
             group = await self._span(context, measure)
             if not group or (self._clear_at_least and await Measure(model).messages(group) < self._clear_at_least):
                 return
-            work = summarize(flatten_messages(group), model, self._config, on_usage=self._usage(agent))
+            work = self._summarize_span(group, model, agent)
             self._pending = _ahead.start(_ahead.span_key(group), work)
             logger.debug("strategy=<%s>, messages=<%d> | summary started ahead", self.name, len(group))
         except Exception:
@@ -160,7 +179,19 @@ class SummarizeStrategy(BaseOffloadStrategy):
                 logger.warning("strategy=<%s>, error=<%s> | the summary started ahead failed", self.name, error)
         else:
             await self._settle_ahead(agent)
-        return await summarize(flatten_messages(group), model, self._config, on_usage=self._usage(agent))
+        return await self._summarize_span(group, model, agent)
+
+    async def _summarize_span(self, group: list[Any], model: Any, agent: Agent) -> str | None:
+        """A summary of the messages ``group``: cache-aligned when the option and the cache allow."""
+        usage = self._usage(agent)
+        if self._cache_aligned and model is agent.model:
+            request = _aligned.aligned_request(agent, group, self._config)
+            if request is not None:
+                parts = _aligned.agent_request_parts(agent)
+                summary = await summarize_aligned(request, model, **parts, on_usage=usage)
+                if summary is not None:
+                    return summary
+        return await summarize(flatten_messages(group), model, self._config, on_usage=usage)
 
     async def _apply_messages(self, context: ContextState, measure: Measure) -> bool:
         model = self._model(context.agent)

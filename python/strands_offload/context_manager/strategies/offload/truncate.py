@@ -68,6 +68,9 @@ class TruncateStrategy(BaseOffloadStrategy):
         """``offload:truncate``."""
         return "offload:truncate"
 
+    def _expected_freed(self, tokens: int) -> int:
+        return max(0, tokens - self._preview_tokens)
+
     def _rebuild(self, conditions: OffloadConditions) -> TruncateStrategy:
         clone = TruncateStrategy(self._target, self._truncate_config, conditions)
         clone._encoding = self._encoding
