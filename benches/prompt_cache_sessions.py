@@ -189,12 +189,14 @@ def run(shape: str, policy: str) -> Figures:
     responder = Responder(clock)
     model = bedrock_model(cache, responder, cache_config=CacheConfig(strategy="auto"), context_window_limit=WINDOW)
     manager = _policy(policy)
+    management = {"context_manager": manager} if manager is not None else {}
     agent = Agent(
         model=model,
         system_prompt=SYSTEM_PROMPT,
         tools=[api_get, read_file, edit_file],
         callback_handler=None,
-        **({"context_manager": manager} if manager is not None else {"conversation_manager": NullConversationManager()}),
+        conversation_manager=None if manager is not None else NullConversationManager(),
+        **management,
     )
     largest = 0
 

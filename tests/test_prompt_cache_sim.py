@@ -170,7 +170,7 @@ def test_one_hour_entries() -> None:
     first = cache.bill(request)
     # Written for an hour: 100 uncached + 2.0 x 1000 written = 2100 token equivalents.
     assert split(first) == (100, 0, 1000)
-    assert first.write_ttl == ONE_HOUR
+    assert first.hour_write == 1000
     assert first.billed == pytest.approx(2100.0)
     # t=3000: a five-minute entry would be long gone; this one is read: 100 + 0.1 x 1000 = 200.
     clock.advance(3000)
@@ -180,6 +180,21 @@ def test_one_hour_entries() -> None:
     # t=6600: an hour after that read: gone, written again.
     clock.advance(3600)
     assert split(cache.bill(request)) == (100, 0, 1000)
+
+
+def test_one_request_writing_under_both_lifetimes_bills_each_segment_at_its_own() -> None:
+    clock, cache = sim(min_tokens=500)
+    # An hour-long point after the system prompt, a five-minute one after the question.
+    request = [blk("sys", 1000, ONE_HOUR), blk("q", 600, FIVE_MINUTES), blk("tail", 50)]
+    first = cache.bill(request)
+    # 50 uncached; 1000 written for an hour (x2.0) and the next 600 for five minutes (x1.25).
+    assert split(first) == (50, 0, 1600) and first.hour_write == 1000
+    assert first.billed == pytest.approx(50 + 2000 + 750)
+    # t=400: the five-minute entry is gone, the hour-long one is read; the 600 are written again.
+    clock.advance(400)
+    second = cache.bill(request)
+    assert split(second) == (50, 1000, 600) and second.hour_write == 0
+    assert second.billed == pytest.approx(50 + 100 + 750)
 
 
 def test_request_ttls_are_read_from_both_request_shapes() -> None:
@@ -210,7 +225,9 @@ def test_billed_call_arithmetic() -> None:
     assert call.billed == pytest.approx(450.0)
     assert call.prompt_tokens == 1300
     # Written for an hour: 100 + 200 x 2.0 + 100.
-    assert BilledCall(100, 1000, 200, write_ttl=ONE_HOUR).billed == pytest.approx(600.0)
+    assert BilledCall(100, 1000, 200, hour_write=200).billed == pytest.approx(600.0)
+    # Half of it for an hour: 100 + 100 x 1.25 + 100 x 2.0 + 100.
+    assert BilledCall(100, 1000, 200, hour_write=100).billed == pytest.approx(525.0)
     # Nothing cached: the input as is.
     assert BilledCall(700, 0, 0).billed == pytest.approx(700.0)
 

@@ -150,12 +150,15 @@ def anthropic_units(request: dict[str, Any]) -> list[Unit]:
 
 @dataclass
 class BilledCall:
-    """What one request was billed: input split three ways, and the answer's output tokens."""
+    """What one request was billed: input split three ways, and the answer's output tokens.
+
+    ``hour_write`` is the part of ``cache_write`` written under one-hour cache points.
+    """
 
     input_tokens: int
     cache_read: int
     cache_write: int
-    write_ttl: float = 300.0
+    hour_write: int = 0
     output_tokens: int = 0
     time: float = 0.0
     label: str = ""
@@ -163,8 +166,13 @@ class BilledCall:
     @property
     def billed(self) -> float:
         """Input in token equivalents: uncached x1, cache write x1.25 (x2 for one hour), read x0.1."""
-        write = WRITE_PRICE.get(self.write_ttl, 1.25)
-        return self.input_tokens + write * self.cache_write + READ_PRICE * self.cache_read
+        five_minutes = self.cache_write - self.hour_write
+        return (
+            self.input_tokens
+            + WRITE_PRICE[300.0] * five_minutes
+            + WRITE_PRICE[3600.0] * self.hour_write
+            + READ_PRICE * self.cache_read
+        )
 
     @property
     def prompt_tokens(self) -> int:
@@ -223,15 +231,19 @@ class PromptCache:
         if hit >= 0:
             entry = self._entries[hashes[hit]]
             entry.expires = now + entry.ttl
-        written_to, write_ttl = -1, 300.0
+        # Written: each segment from the last entry (read or written) to a new one, at that point's lifetime.
+        write = hour_write = 0
+        covered = read
         for point in points:
             ttl = units[point].point_ttl
             assert ttl is not None
             if point > hit and totals[point] >= self.min_tokens:
                 self._entries[hashes[point]] = _Entry(totals[point], ttl, now + ttl)
-                written_to, write_ttl = point, ttl
-        write = totals[written_to] - read if written_to > hit else 0
-        call = BilledCall(running - read - write, read, write, write_ttl, output_tokens, now, label)
+                segment = totals[point] - covered
+                write += segment
+                hour_write += segment if ttl > 300.0 else 0
+                covered = totals[point]
+        call = BilledCall(running - read - write, read, write, hour_write, output_tokens, now, label)
         self.calls.append(call)
         return call
 

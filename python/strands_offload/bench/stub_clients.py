@@ -137,15 +137,14 @@ def _anthropic_message(reply: Reply, call: BilledCall, model_id: str, number: in
             content.append(ToolUseBlock(type="tool_use", id=use["toolUseId"], name=use["name"], input=use["input"]))
         else:
             raise ValueError(f"the Anthropic stub answers text and toolUse blocks only, not {sorted(block)}")
-    one_hour = call.write_ttl == 3600.0
     usage = Usage(
         input_tokens=call.input_tokens,
         output_tokens=call.output_tokens,
         cache_read_input_tokens=call.cache_read,
         cache_creation_input_tokens=call.cache_write,
         cache_creation=CacheCreation(
-            ephemeral_5m_input_tokens=0 if one_hour else call.cache_write,
-            ephemeral_1h_input_tokens=call.cache_write if one_hour else 0,
+            ephemeral_5m_input_tokens=call.cache_write - call.hour_write,
+            ephemeral_1h_input_tokens=call.hour_write,
         ),
     )
     return Message(
