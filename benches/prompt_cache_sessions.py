@@ -1,232 +1,20 @@
 """What each context policy costs in billed input, with a simulated provider prompt cache.
 
-Three seeded sessions (a tool-heavy API session of 60 turns, a long chat of 200 turns, a coding
-session reading files) run through real ``strands.Agent``s on strands' own ``BedrockModel`` with
-``cache_config=CacheConfig(strategy="auto")``, whose client is stubbed: every request, the
-summarizer's included, is billed by :class:`strands_offload.bench.prompt_cache.PromptCache`
-(5-minute lifetime, 1,024-token minimum, 20-block look-back) on a simulated clock, and answered by
-a scripted responder. Fixed: the window (32,000 tokens), the clock (8 s per model call, 1 s per
-tool, 30 s between user turns), the billing token counter (a quarter of the characters of each
-block's JSON), the seeds.
+The sessions, policies and figures are :mod:`strands_offload.bench.cache_sessions` (also the
+prompt-cache table of ``strands-offload bench``); this script prints them per session and can
+write them as JSON.
 
-Policies: no management; the reference's "auto"; the same strategies (thresholds, previews) with
-``cache_aligned`` and ``cache_aware`` on; our "cache-optimized" preset. Figures per policy: billed
-input in token equivalents (uncached x1 + cache write x1.25 + cache read x0.1, summarizer calls
-included), output tokens, prefix invalidations (agent requests that read less of the cache than
-the previous request had cached), the largest context sent (the agent's own count), summarizer
-calls, and whether any request went past the window.
-
-Run: ``python benches/prompt_cache_sessions.py [--json OUT]`` (about a minute).
+Run: ``python benches/prompt_cache_sessions.py [--shape api|chat|coding ...] [--json OUT]`` (about a minute).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
-from strands import Agent, tool
-from strands.agent.conversation_manager import NullConversationManager
-from strands.experimental.context_manager import ContextManager as RefContextManager
-from strands.hooks.events import BeforeModelCallEvent
-from strands.models.model import CacheConfig
-from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
-from strands_offload.bench.stub_clients import Reply, bedrock_model
-from strands_offload.context_manager import ContextManager, Offload
-
-WINDOW = 32_000
-CALL_SECONDS = 8.0
-TOOL_SECONDS = 1.0
-THINK_SECONDS = 30.0
-SUMMARY_TOKENS = 400
-SYSTEM_PROMPT = (
-    "You are a careful engineering assistant. Use the tools to look things up before answering; "
-    "cite identifiers exactly; keep answers short. " * 6
-)
-WORDS = (
-    "request latency region cache index shard replica token window summary result status error "
-    "retry budget quota tenant deploy build test module function handler parser buffer stream"
-).split()
-
-
-def _words(rng: random.Random, tokens: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(max(1, tokens * 4 // 6)))
-
-
-@dataclass
-class Turn:
-    """One user turn: the prompt, the tool calls (one model answer each), the final answer's size."""
-
-    prompt: str
-    calls: list[tuple[str, dict[str, Any]]]
-    answer_tokens: int
-
-
-def api_session(seed: int = 1) -> list[Turn]:
-    """60 turns, each 1-3 API calls returning 400-3,000 tokens of JSON."""
-    rng = random.Random(seed)
-    turns = []
-    for number in range(60):
-        calls = [
-            ("api_get", {"path": f"/v1/items/{number}-{k}", "size": rng.randint(400, 3000), "seed": rng.random()})
-            for k in range(rng.randint(1, 3))
-        ]
-        turns.append(Turn(f"Turn {number}: " + _words(rng, 60), calls, rng.randint(80, 200)))
-    return turns
-
-
-def chat_session(seed: int = 2) -> list[Turn]:
-    """200 turns of conversation: prompts of 80-250 tokens, answers of 250-500."""
-    rng = random.Random(seed)
-    return [Turn(f"Turn {n}: " + _words(rng, rng.randint(80, 250)), [], rng.randint(250, 500)) for n in range(200)]
-
-
-def coding_session(seed: int = 3) -> list[Turn]:
-    """50 turns reading files of 600-4,000 tokens, sometimes editing one, then answering."""
-    rng = random.Random(seed)
-    turns = []
-    for number in range(50):
-        calls: list[tuple[str, dict[str, Any]]] = [
-            ("read_file", {"path": f"src/module_{rng.randint(0, 40)}.py", "size": rng.randint(600, 4000)})
-        ]
-        if rng.random() < 0.5:
-            calls.append(("edit_file", {"path": calls[0][1]["path"], "patch": _words(rng, rng.randint(40, 200))}))
-        turns.append(Turn(f"Turn {number}: " + _words(rng, 50), calls, rng.randint(100, 300)))
-    return turns
-
-
-SHAPES: dict[str, Callable[[], list[Turn]]] = {"api": api_session, "chat": chat_session, "coding": coding_session}
-
-
-def _payload(size: int, seed: float) -> dict[str, Any]:
-    rng = random.Random(seed)
-    return {"items": [{"id": f"item-{i}", "note": _words(rng, 14)} for i in range(max(1, size // 30))]}
-
-
-@tool
-def api_get(path: str, size: int, seed: float) -> dict[str, Any]:
-    """Fetch a JSON document from the internal API."""
-    return {"status": "success", "content": [{"json": _payload(size, seed)}]}
-
-
-@tool
-def read_file(path: str, size: int) -> str:
-    """Read a source file."""
-    rng = random.Random(path)
-    return "\n".join(f"def f_{i}(x):  # {_words(rng, 8)}" for i in range(max(1, size // 14)))
-
-
-@tool
-def edit_file(path: str, patch: str) -> str:
-    """Apply a patch to a source file."""
-    return f"patched {path}"
-
-
-def _is_summary(request: dict[str, Any]) -> bool:
-    last = request["messages"][-1]["content"]
-    texts = [block.get("text", "") for block in last if isinstance(block, dict)]
-    plain = bool(texts) and texts[0] == "<content>"
-    return plain or any("Material to summarize:" in text for text in texts)
-
-
-class Responder:
-    """Answers agent requests from the current turn's script, and summary requests with a summary."""
-
-    def __init__(self, clock: SimClock) -> None:
-        self.clock = clock
-        self.queue: list[Reply] = []
-        self.rng = random.Random(7)
-
-    def plan(self, turn: Turn, number: int) -> None:
-        self.queue = [
-            Reply([{"toolUse": {"toolUseId": f"t{number}-{k}", "name": name, "input": arguments}}])
-            for k, (name, arguments) in enumerate(turn.calls)
-        ]
-        self.queue.append(Reply([{"text": _words(self.rng, turn.answer_tokens)}]))
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        self.clock.advance(CALL_SECONDS)
-        if _is_summary(request):
-            return Reply([{"text": _words(self.rng, SUMMARY_TOKENS)}], label="summary")
-        return self.queue.pop(0) if self.queue else Reply([{"text": "done"}])
-
-
-def _policy(name: str) -> Any:
-    if name == "none":
-        return None
-    if name == "auto":
-        return RefContextManager.from_strategy("auto")
-    if name == "auto+options":
-        return ContextManager(
-            strategies=[
-                Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500),
-                Offload.summarize("*", cache_aligned=True).when(utilization=0.85, preserve_recent=4, cache_aware=True),
-            ]
-        )
-    return ContextManager.from_strategy("cache-optimized")
-
-
-POLICIES = ("none", "auto", "auto+options", "cache-optimized")
-
-
-@dataclass
-class Figures:
-    billed: float
-    output_tokens: int
-    invalidations: int
-    largest_context: int
-    summarizer_calls: int
-    overflow: bool
-    cache_invalidating_edits: int | None
-
-
-def run(shape: str, policy: str) -> Figures:
-    clock = SimClock()
-    cache = PromptCache(clock)
-    responder = Responder(clock)
-    model = bedrock_model(cache, responder, cache_config=CacheConfig(strategy="auto"), context_window_limit=WINDOW)
-    manager = _policy(policy)
-    management = {"context_manager": manager} if manager is not None else {}
-    agent = Agent(
-        model=model,
-        system_prompt=SYSTEM_PROMPT,
-        tools=[api_get, read_file, edit_file],
-        callback_handler=None,
-        conversation_manager=None if manager is not None else NullConversationManager(),
-        **management,
-    )
-    largest = 0
-
-    async def _size(event: BeforeModelCallEvent) -> None:
-        nonlocal largest
-        largest = max(largest, await event.agent.model.count_tokens(event.agent.messages))
-
-    agent.hooks.add_callback(BeforeModelCallEvent, _size)
-    with simulated_clock(clock):
-        for number, turn in enumerate(SHAPES[shape]()):
-            responder.plan(turn, number)
-            agent(turn.prompt)
-            clock.advance(THINK_SECONDS)
-    invalidations, cached = 0, 0
-    for call in cache.calls:
-        if call.label != "agent":
-            continue
-        if call.cache_read < cached:
-            invalidations += 1
-        cached = call.cache_read + call.cache_write
-    edits = manager.savings().cache_invalidating_edits if isinstance(manager, ContextManager) else None
-    return Figures(
-        billed=round(cache.billed()),
-        output_tokens=sum(call.output_tokens for call in cache.calls),
-        invalidations=invalidations,
-        largest_context=largest,
-        summarizer_calls=sum(1 for call in cache.calls if call.label == "summary"),
-        overflow=largest > WINDOW,
-        cache_invalidating_edits=edits,
-    )
+from strands_offload.bench.cache_sessions import POLICIES, SHAPES, run, table
 
 
 def main() -> None:
@@ -236,27 +24,11 @@ def main() -> None:
     args = parser.parse_args()
     report: dict[str, dict[str, Any]] = {}
     for shape in args.shape or list(SHAPES):
-        report[shape] = {}
-        for policy in POLICIES:
-            figures = run(shape, policy)
-            report[shape][policy] = asdict(figures)
-        auto = report[shape]["auto"]["billed"]
-        print(f"\n{shape}")
-        print(
-            f"{'policy':16} {'billed':>10} {'vs auto':>8} {'output':>8} {'inval':>6} {'largest':>8} {'summ':>5}"
-            f" {'ledger':>6}"
-        )
-        for policy, row in report[shape].items():
-            saving = 1 - row["billed"] / auto
-            print(
-                f"{policy:16} {row['billed']:>10,} {saving:>8.1%} {row['output_tokens']:>8,} "
-                f"{row['invalidations']:>6} {row['largest_context']:>8,} {row['summarizer_calls']:>5}"
-                f" {'-' if row['cache_invalidating_edits'] is None else row['cache_invalidating_edits']:>6}"
-                f"{'  OVERFLOW' if row['overflow'] else ''}"
-            )
+        report[shape] = {policy: run(shape, policy) for policy in POLICIES}
+        print(f"\n{shape}\n{table({shape: report[shape]})}")
     if args.json:
         with open(args.json, "w") as out:
-            json.dump(report, out, indent=2)
+            json.dump({shape: {p: asdict(f) for p, f in rows.items()} for shape, rows in report.items()}, out, indent=2)
 
 
 if __name__ == "__main__":

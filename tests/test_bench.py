@@ -53,6 +53,7 @@ def _tiny_cases(quick: bool = False) -> list[Case]:
 
 def test_report_files_and_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setattr(report, "all_sessions", lambda quick: [])
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed: importing it fails
     result, text = report.run_bench(quick=True, out=tmp_path / "out", progress=False)
     assert [row.group for row in result.rows] == ["sum small"] and result.rows[0].rounds >= 3
@@ -70,6 +71,7 @@ def test_report_files_and_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_chart_is_drawn_when_matplotlib_is_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setattr(report, "all_sessions", lambda quick: [])
     _result, text = report.run_bench(quick=True, out=tmp_path, progress=False)
     assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG") and "chart.png" in text
 
@@ -86,6 +88,7 @@ def test_cli_bench_subcommand(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setattr(report, "all_sessions", lambda quick: [])
     assert cli.main(["bench", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "| sum small |" in out and (tmp_path / "results.json").is_file()
@@ -127,6 +130,7 @@ def test_a_failed_write_replaces_no_earlier_output(
 ) -> None:
     old = _old_outputs(tmp_path)
     monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setattr(report, "all_sessions", lambda quick: [])
 
     def full_disk(result: Any, path: Path) -> str | None:
         path.write_bytes(b"\x89PNG half")  # the chart is the last file written: the disk fills there
@@ -145,6 +149,7 @@ def test_a_failed_write_replaces_no_earlier_output(
 def test_a_complete_write_replaces_every_output_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _old_outputs(tmp_path)
     monkeypatch.setattr(report, "all_cases", _tiny_cases)
+    monkeypatch.setattr(report, "all_sessions", lambda quick: [])
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # no chart this time
     _result, text = report.run_bench(quick=True, out=tmp_path, progress=False)
     # No chart.png of an earlier run is left beside the new tables, and no temporary file remains.
@@ -152,6 +157,33 @@ def test_a_complete_write_replaces_every_output_together(tmp_path: Path, monkeyp
     assert (tmp_path / "results.md").read_text().startswith("| operation |")
     assert "removed the chart.png of an earlier run" in text
     assert oct((tmp_path / "results.md").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def test_the_report_has_the_prompt_cache_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from strands_offload.bench import cache_sessions
+
+    monkeypatch.setattr(report, "all_cases", lambda quick: [])
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    played: list[tuple[str, str]] = []
+    full_run = cache_sessions.run
+
+    def short_run(shape: str, policy: str) -> cache_sessions.Figures:
+        played.append((shape, policy))
+        return full_run(shape, policy, turns=4)
+
+    monkeypatch.setattr(cache_sessions, "run", short_run)
+    assert report.all_sessions(quick=True) == ["api"]
+    assert report.all_sessions(quick=False) == ["api", "chat", "coding"]
+    result, text = report.run_bench(quick=True, out=tmp_path, progress=False)
+    assert played == [("api", policy) for policy in cache_sessions.POLICIES]
+    rows = result.sessions["api"]
+    assert rows["none"].billed > 0 and rows["none"].summarizer_calls == 0
+    assert "Billed input with a simulated prompt cache" in text
+    table = (tmp_path / "results.md").read_text()
+    for policy, figures in rows.items():
+        assert f"| api | {policy} | {figures.billed:,.0f} |" in table
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["prompt_cache"]["api"]["auto"]["billed"] == rows["auto"].billed
 
 
 def _umask() -> int:

@@ -59,6 +59,8 @@ class BenchReport:
     rows: list[Row] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: Session -> policy -> billed figures, from the simulated prompt cache (``cache_sessions``).
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def table(self) -> str:
         """The markdown table of medians and ratios."""
@@ -71,6 +73,10 @@ class BenchReport:
                 f"| {row.group} | {_duration(row.reference_seconds)} | {_duration(row.ours_seconds)} "
                 f"| {row.ratio:,.1f}x |"
             )
+        if self.sessions:
+            from .cache_sessions import table
+
+            lines += ["", "Billed input with a simulated prompt cache (token equivalents):", "", table(self.sessions)]
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -86,6 +92,10 @@ class BenchReport:
             "seconds": round(self.seconds, 2),
             "cases": [{**asdict(row), "ratio": row.ratio} for row in self.rows],
             "skipped": [{"group": group, "reason": reason} for group, reason in self.skipped],
+            "prompt_cache": {
+                shape: {policy: asdict(figures) for policy, figures in rows.items()}
+                for shape, rows in self.sessions.items()
+            },
         }
 
 
@@ -179,6 +189,13 @@ def chart(report: BenchReport, path: Path) -> str | None:
     return None
 
 
+def all_sessions(quick: bool) -> list[str]:
+    """The prompt-cache sessions the report plays: the API session alone when ``quick``."""
+    from .cache_sessions import SHAPES
+
+    return ["api"] if quick else list(SHAPES)
+
+
 def run_bench(
     quick: bool = False, out: Path | str = "strands-offload-bench", progress: bool = True
 ) -> tuple[BenchReport, str]:
@@ -223,6 +240,10 @@ def run_bench(
             from .._accelerate import accelerate
 
             accelerate()
+    for shape in all_sessions(quick):
+        from .cache_sessions import POLICIES, run
+
+        report.sessions[shape] = {policy: run(shape, policy) for policy in POLICIES}
     report.seconds = time.perf_counter() - started
     table = report.table()
     notes = [table, ""]
