@@ -36,6 +36,7 @@ FEATURES = {
     "cycle-span",
     "session-log",
     "agent-request",
+    "cache-strategy",
     "metrics-placeholder",
 }
 STRANDS_FEATURES = {
@@ -47,6 +48,7 @@ STRANDS_FEATURES = {
     "cycle-span",
     "session-log",
     "agent-request",
+    "cache-strategy",
 }
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
@@ -118,6 +120,17 @@ def test_handed_out_names_are_the_real_ones(fresh_seam: pytest.MonkeyPatch, tmp_
     blocks = [{"text": "be brief"}, {"cachePoint": {"type": "default"}}]
     prompted = Agent(model=ScriptedModel(lambda m: Reply(text="done")), system_prompt=blocks, callback_handler=None)
     assert _seam.system_prompt_content(prompted) == blocks
+    from strands.models.bedrock import BedrockModel
+    from strands.models.model import CacheConfig
+
+    auto = CacheConfig(strategy="auto")
+    claude = BedrockModel(
+        model_id="anthropic.claude-sonnet-4-20250514-v1:0", region_name="us-east-1", cache_config=auto
+    )
+    nova = BedrockModel(model_id="amazon.nova-pro-v1:0", region_name="us-east-1", cache_config=auto)
+    assert _seam.places_cache_points(claude) is True and _seam.places_cache_points(nova) is False
+    assert _seam.places_cache_points(BedrockModel(model_id="amazon.nova-pro-v1:0", region_name="us-east-1")) is False
+    assert _seam.places_cache_points(ScriptedModel(lambda m: Reply(text="done"))) is _seam.UNKNOWN
     assert [tool.tool_name for tool in _seam.agentic_tools()] == [
         "summarize_context",
         "truncate_context",
@@ -163,6 +176,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
     "agent-request": (
         lambda mp: mp.setattr(importlib.import_module("strands.agent.agent").Agent, "__init__", lambda self: None),
         "no longer keeps its system prompt blocks",
+    ),
+    "cache-strategy": (
+        lambda mp: mp.delattr(importlib.import_module("strands.models.bedrock").BedrockModel, "_cache_strategy"),
+        "no longer has a _cache_strategy property",
     ),
     "metrics-placeholder": (
         lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),

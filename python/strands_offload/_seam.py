@@ -28,6 +28,9 @@ Features:
         ``persist_reductions`` knows a message-log one (``RepositorySessionManager``) from the others.
     ``agent-request``: ``Agent._system_prompt_content``, the system prompt blocks the event loop sends,
         so that a ``cache_aligned`` summary request starts exactly as the agent's own requests.
+    ``cache-strategy``: ``BedrockModel._cache_strategy``, whether a Bedrock model with a ``cache_config``
+        really places cache points (``"auto"`` does only for Claude models), so the prompt-cache
+        options and the ledger's cache-invalidating edits follow what the provider is sent.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -168,6 +171,12 @@ def _probe_agent_request() -> None:
         raise SeamUnavailable("Agent no longer keeps its system prompt blocks in _system_prompt_content")
 
 
+def _probe_cache_strategy() -> None:
+    bedrock = _module("strands.models.bedrock").BedrockModel
+    if not isinstance(inspect.getattr_static(bedrock, "_cache_strategy", None), property):
+        raise SeamUnavailable("BedrockModel no longer has a _cache_strategy property")
+
+
 def _probe_cycle_span() -> None:
     cycle = _module("strands.event_loop.event_loop").event_loop_cycle
     if _CYCLE_SPAN_KEY not in cycle.__code__.co_consts:
@@ -196,6 +205,7 @@ _PROBES: dict[str, Callable[[], None]] = {
     "cycle-span": _probe_cycle_span,
     "session-log": _probe_session_log,
     "agent-request": _probe_agent_request,
+    "cache-strategy": _probe_cache_strategy,
     "metrics-placeholder": _probe_metrics_placeholder,
 }
 
@@ -210,6 +220,7 @@ _STRANDS_FEATURES = frozenset(
         "cycle-span",
         "session-log",
         "agent-request",
+        "cache-strategy",
     }
 )
 
@@ -339,6 +350,25 @@ def system_prompt_content(agent: Any) -> Any:
     """
     require("agent-request")
     return agent._system_prompt_content
+
+
+#: What :func:`places_cache_points` answers when it cannot tell.
+UNKNOWN = object()
+
+
+def places_cache_points(model: Any) -> Any:
+    """Whether a Bedrock model's ``cache_config`` really places cache points.
+
+    ``True`` or ``False``; :data:`UNKNOWN` for other models and when the probe failed (callers then
+    trust the config).
+    """
+    bedrock = sys.modules.get("strands.models.bedrock")
+    if bedrock is None or not isinstance(model, bedrock.BedrockModel) or not available("cache-strategy"):
+        return UNKNOWN
+    try:
+        return model._cache_strategy is not None
+    except Exception:
+        return UNKNOWN
 
 
 def global_metrics_unset() -> bool:

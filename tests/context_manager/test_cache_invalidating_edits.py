@@ -86,3 +86,22 @@ def test_each_agent_is_judged_by_its_own_previous_request() -> None:
     assert recorder.ledger.savings(second).cache_invalidating_edits == 0
     assert recorder.ledger.savings(first).cache_invalidating_edits == 1
     assert recorder.ledger.savings().edits == 2
+
+
+@pytest.mark.parametrize(
+    ("model_id", "counted"),
+    [("anthropic.claude-sonnet-4-20250514-v1:0", True), ("amazon.nova-pro-v1:0", False)],
+    ids=["claude", "nova"],
+)
+def test_a_cache_config_bedrock_does_not_act_on_invalidates_nothing(model_id: str, counted: bool) -> None:
+    from strands.models.bedrock import BedrockModel
+    from strands.models.model import CacheConfig
+
+    # "auto" places cache points only for Claude models on Bedrock: elsewhere no cache point is sent.
+    model = BedrockModel(model_id=model_id, region_name="us-east-1", cache_config=CacheConfig(strategy="auto"))
+    agent = Agent(model=model, callback_handler=None)
+    recorder = EditRecorder(Ledger(), None)
+    messages = _conversation()
+    recorder.request_sent(agent, messages)
+    _replace_first(recorder, agent, messages[0])
+    assert recorder.ledger.savings(agent).cache_invalidating_edits == int(counted)

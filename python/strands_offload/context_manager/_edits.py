@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import _seam
 from .._heuristic import block_tokens, uses_base_heuristic
 from .._ledger import Ledger, PerAgent, ToolCall, counter_name, now_ns
 from .._native import TokenCounter, has_cache_point, holds_any, token_counter
@@ -39,13 +40,21 @@ SETTLE_AT = 64
 
 
 def caching_by_config(model: Any) -> bool:
-    """Whether ``model``'s config turns a provider's prompt cache on (a cache point may also be a block)."""
+    """Whether ``model``'s config turns a provider's prompt cache on (a cache point may also be a block).
+
+    A ``cache_config`` a Bedrock model does not act on (``"auto"`` on a model without automatic
+    caching: no cache point is sent) does not count.
+    """
     get_config = getattr(model, "get_config", None)
     try:
         config = get_config() if callable(get_config) else None
     except Exception:
         return False
-    return isinstance(config, Mapping) and any(config.get(key) for key in _CACHE_KEYS)
+    if not isinstance(config, Mapping) or not any(config.get(key) for key in _CACHE_KEYS):
+        return False
+    if config.get("cache_prompt") or config.get("cache_tools"):
+        return True
+    return _seam.places_cache_points(model) is not False
 
 
 class EditRecorder:

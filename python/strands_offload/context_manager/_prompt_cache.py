@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _seam
 from .._ledger import PerAgent
 from .._native import has_cache_point
 from ._edits import caching_by_config
@@ -62,8 +63,12 @@ def caching(model: Any, messages: Sequence[Any]) -> bool:
 
 
 def places_message_points(model: Any) -> bool:
-    """Whether the model puts a cache point at each request's last user message (a ``cache_config``)."""
-    return _cache_config(model) is not None
+    """Whether the model puts a cache point at each request's last user message.
+
+    That is a ``cache_config`` it acts on: Bedrock's ``"auto"`` places none for a model without
+    automatic caching.
+    """
+    return _cache_config(model) is not None and _seam.places_cache_points(model) is not False
 
 
 def _last_user(messages: Sequence[Any]) -> int:
