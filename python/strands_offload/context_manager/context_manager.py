@@ -448,8 +448,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         cached_end = -1
         if view is not None:
             try:
-                # Growth is counted over the messages alone, as the request is noted.
-                view.begin_run(tokens if projected_tokens is None else await measure.messages(messages))
+                # Growth is counted over the messages alone, as the request is noted; a retry after an
+                # overflow is the same request again, no growth.
+                grown = None if overflow else tokens if projected_tokens is None else await measure.messages(messages)
+                view.begin_run(grown)
             except Exception:
                 view.begin_run(None)
             cached_end = view.cached_end(messages)
