@@ -434,13 +434,15 @@ class ContextOffloader(Plugin):
             outcome, error_type = "error", type(error).__name__
             raise
         finally:
-            call_id = str(tool_context.tool_use.get("toolUseId", ""))
+            # The reference reads only the agent from the context: a caller may pass no more than that.
+            call = getattr(tool_context, "tool_use", None)
+            call_id = str(call.get("toolUseId", "")) if isinstance(call, dict) else ""
             try:
                 self._ledger.refresh()
                 counter = self._encoding(agent) or token_counter("heuristic")
                 tokens = _answer_tokens(answer, counter) if answer is not None else 0
                 self._ledger.retrieval(
-                    LedgerCall(agent, tool_context.invocation_state, started, _TOOL_NAME, call_id),
+                    LedgerCall(agent, getattr(tool_context, "invocation_state", None), started, _TOOL_NAME, call_id),
                     mode=mode,
                     outcome=outcome,
                     counter=counter.name,
