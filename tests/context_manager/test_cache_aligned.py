@@ -134,6 +134,7 @@ def test_the_summary_request_starts_as_the_agents_own_and_reads_it_from_the_cach
     cut = len(request["messages"]) - 1
     source = next(r for r in reversed(earlier) if len(r["messages"]) == cut + 1)
     assert _canonical(request["messages"][:cut]) == _canonical(source["messages"][:cut])
+    assert _canonical(request["messages"][:cut]) == _canonical(earlier[-1]["messages"][:cut])
     original = source["messages"][cut]["content"]
     assert _canonical(closing["content"][: len(original)]) == _canonical(original)
     # Billed as a read of everything up to that point: nothing written, only the question uncached.
