@@ -344,7 +344,7 @@ class BaseOffloadStrategy(ABC):
     ) -> bool:
         """Whether editing ``inside`` now is due: the window forces it, or what it frees pays for the write."""
         messages = context.messages
-        limit = getattr(context.agent.model, "context_window_limit", None)
+        limit: int | None = getattr(context.agent.model, "context_window_limit", None)
         if not limit:
             return True  # no window to plan against: the option stays out of the way
         tokens = await measure.messages(messages)
