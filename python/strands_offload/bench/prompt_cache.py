@@ -27,6 +27,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+# The providers' prices and lifetimes: one table, shared with the context manager's own planning.
+from ..context_manager._prompt_cache import READ_PRICE, WRITE_PRICES, set_clock, ttl_seconds
+
 __all__ = [
     "BilledCall",
     "PromptCache",
@@ -37,11 +40,6 @@ __all__ = [
     "chars_over_four",
     "simulated_clock",
 ]
-
-#: Token equivalents of a cache read and a cache write (5-minute and one-hour lifetimes).
-READ_PRICE = 0.1
-WRITE_PRICE = {300.0: 1.25, 3600.0: 2.0}
-_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 
 class SimClock:
@@ -64,13 +62,11 @@ class SimClock:
 @contextmanager
 def simulated_clock(clock: SimClock) -> Iterator[SimClock]:
     """Make the context manager's cache bookkeeping read ``clock`` instead of the monotonic clock."""
-    from ..context_manager import _prompt_cache
-
-    previous = _prompt_cache.set_clock(clock)
+    previous = set_clock(clock)
     try:
         yield clock
     finally:
-        _prompt_cache.set_clock(previous)
+        set_clock(previous)
 
 
 def chars_over_four(text: str) -> int:
@@ -90,10 +86,6 @@ def _canonical(section: str, role: str | None, first: bool, block: Any) -> str:
     return json.dumps([section, role, first, block], sort_keys=True, ensure_ascii=False, default=repr)
 
 
-def _ttl(value: Any) -> float:
-    return _TTL_SECONDS.get(str(value), 300.0) if value else 300.0
-
-
 def _mark_point(units: list[Unit], ttl: float) -> None:
     """A cache point after the last unit (one before any block marks nothing: no content to cache)."""
     if units:
@@ -105,19 +97,19 @@ def bedrock_units(request: dict[str, Any]) -> list[Unit]:
     units: list[Unit] = []
     for tool in request.get("toolConfig", {}).get("tools", []):
         if "cachePoint" in tool:
-            _mark_point(units, _ttl(tool["cachePoint"].get("ttl")))
+            _mark_point(units, ttl_seconds(tool["cachePoint"].get("ttl")))
         else:
             units.append(Unit(_canonical("tools", None, False, tool)))
     for block in request.get("system", []):
         if "cachePoint" in block:
-            _mark_point(units, _ttl(block["cachePoint"].get("ttl")))
+            _mark_point(units, ttl_seconds(block["cachePoint"].get("ttl")))
         else:
             units.append(Unit(_canonical("system", None, False, block)))
     for message in request.get("messages", []):
         first = True
         for block in message["content"]:
             if "cachePoint" in block:
-                _mark_point(units, _ttl(block["cachePoint"].get("ttl")))
+                _mark_point(units, ttl_seconds(block["cachePoint"].get("ttl")))
                 continue
             units.append(Unit(_canonical("messages", message["role"], first, block)))
             first = False
@@ -127,7 +119,7 @@ def bedrock_units(request: dict[str, Any]) -> list[Unit]:
 def _anthropic_unit(section: str, role: str | None, first: bool, block: Any) -> Unit:
     if isinstance(block, dict) and "cache_control" in block:
         plain = {key: value for key, value in block.items() if key != "cache_control"}
-        return Unit(_canonical(section, role, first, plain), _ttl(block["cache_control"].get("ttl")))
+        return Unit(_canonical(section, role, first, plain), ttl_seconds(block["cache_control"].get("ttl")))
     return Unit(_canonical(section, role, first, block))
 
 
@@ -169,8 +161,8 @@ class BilledCall:
         five_minutes = self.cache_write - self.hour_write
         return (
             self.input_tokens
-            + WRITE_PRICE[300.0] * five_minutes
-            + WRITE_PRICE[3600.0] * self.hour_write
+            + WRITE_PRICES[300.0] * five_minutes
+            + WRITE_PRICES[3600.0] * self.hour_write
             + READ_PRICE * self.cache_read
         )
 

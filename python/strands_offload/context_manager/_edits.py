@@ -39,18 +39,24 @@ _CACHE_KEYS = ("cache_config", "cache_prompt", "cache_tools")
 SETTLE_AT = 64
 
 
+def model_config(model: Any) -> Mapping[str, Any] | None:
+    """``model.get_config()`` when it gives a mapping; ``None`` when there is none or it fails."""
+    get_config = getattr(model, "get_config", None)
+    try:
+        config = get_config() if callable(get_config) else None
+    except Exception:
+        return None
+    return config if isinstance(config, Mapping) else None
+
+
 def caching_by_config(model: Any) -> bool:
     """Whether ``model``'s config turns a provider's prompt cache on (a cache point may also be a block).
 
     A ``cache_config`` a Bedrock model does not act on (``"auto"`` on a model without automatic
     caching: no cache point is sent) does not count.
     """
-    get_config = getattr(model, "get_config", None)
-    try:
-        config = get_config() if callable(get_config) else None
-    except Exception:
-        return False
-    if not isinstance(config, Mapping) or not any(config.get(key) for key in _CACHE_KEYS):
+    config = model_config(model)
+    if config is None or not any(config.get(key) for key in _CACHE_KEYS):
         return False
     if config.get("cache_prompt") or config.get("cache_tools"):
         return True

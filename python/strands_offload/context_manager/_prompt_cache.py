@@ -13,21 +13,21 @@ The clock is ``time.monotonic``; simulations swap it with :func:`set_clock`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _seam
 from .._ledger import PerAgent
 from .._native import has_cache_point
-from ._edits import caching_by_config
+from ._edits import caching_by_config, model_config
 
-__all__ = ["CacheView", "cache_view", "caching", "lifetime", "set_clock"]
+__all__ = ["READ_PRICE", "WRITE_PRICES", "CacheView", "cache_view", "caching", "lifetime", "set_clock", "ttl_seconds"]
 
-#: Token equivalents the providers bill for a cached token read, and written (5-minute lifetime).
+#: Token equivalents the providers bill for a cached token read, and for one written, by lifetime (seconds).
 READ_PRICE = 0.1
-WRITE_PRICE = 1.25
-_HOUR_WRITE_PRICE = 2.0
+WRITE_PRICES = {300.0: 1.25, 3600.0: 2.0}
+_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 _clock: Callable[[], float] = time.monotonic
 
@@ -40,21 +40,23 @@ def set_clock(clock: Callable[[], float]) -> Callable[[], float]:
 
 
 def _cache_config(model: Any) -> Any:
-    try:
-        config = model.get_config()
-    except Exception:
-        return None
-    return config.get("cache_config") if isinstance(config, Mapping) else None
+    config = model_config(model)
+    return config.get("cache_config") if config is not None else None
+
+
+def ttl_seconds(ttl: Any) -> float:
+    """Seconds a cache entry lives unread under a cache point's ``ttl``: an hour for ``"1h"``, else five minutes."""
+    return _TTL_SECONDS.get(str(ttl), 300.0) if ttl else 300.0
 
 
 def lifetime(model: Any) -> float:
-    """Seconds a cache entry of ``model``'s requests lives unread: an hour for a ``"1h"`` ttl, else five minutes."""
-    return 3600.0 if getattr(_cache_config(model), "ttl", None) == "1h" else 300.0
+    """Seconds a cache entry of ``model``'s requests lives unread (its ``cache_config.ttl``)."""
+    return ttl_seconds(getattr(_cache_config(model), "ttl", None))
 
 
 def write_price(model: Any) -> float:
     """Token equivalents of a written token under ``model``'s lifetime."""
-    return _HOUR_WRITE_PRICE if lifetime(model) > 300.0 else WRITE_PRICE
+    return WRITE_PRICES[lifetime(model)]
 
 
 def caching(model: Any, messages: Sequence[Any]) -> bool:
