@@ -16,7 +16,7 @@ from _cm_harness import fixed_tracking_ids, without_usage
 from strands import Agent, tool
 from strands.models.model import CacheConfig
 from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
-from strands_offload.bench.stub_clients import Reply, anthropic_model, bedrock_model
+from strands_offload.bench.stub_clients import Reply, anthropic_model, bedrock_model, summary_request
 from strands_offload.context_manager import ContextManager, Offload
 
 WINDOW = 8_000
@@ -42,12 +42,11 @@ def _texts(message: dict[str, Any]) -> list[str]:
 
 
 def is_aligned(request: dict[str, Any]) -> bool:
-    return any("Material to summarize:" in text for text in _texts(request["messages"][-1]))
+    return summary_request(request) == "aligned"
 
 
 def is_plain(request: dict[str, Any]) -> bool:
-    texts = _texts(request["messages"][-1])
-    return len(request["messages"]) == 1 and bool(texts) and texts[0] == "<content>"
+    return summary_request(request) == "plain"
 
 
 class Script:

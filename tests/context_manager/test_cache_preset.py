@@ -10,7 +10,7 @@ from strands import Agent, tool
 from strands.experimental.context_manager import ContextManager as RefContextManager
 from strands.models.model import CacheConfig
 from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
-from strands_offload.bench.stub_clients import Reply, bedrock_model
+from strands_offload.bench.stub_clients import Reply, bedrock_model, summary_request
 from strands_offload.context_manager import ContextManager
 from strands_offload.context_manager.context_manager import CONTEXT_MANAGER_PRESETS
 from strands_offload.context_manager.strategies.offload import SummarizeStrategy, TruncateStrategy
@@ -61,8 +61,7 @@ def _billed(manager: Any) -> tuple[float, int]:
     def respond(request: dict[str, Any]) -> Reply:
         clock.advance(5)
         last = request["messages"][-1]["content"]
-        texts = [block.get("text", "") for block in last]
-        if texts and (texts[0] == "<content>" or any("Material to summarize:" in t for t in texts)):
+        if summary_request(request) is not None:
             return Reply([{"text": "summary " * 60}], label="summary")
         if any("toolResult" in block for block in last):
             return Reply([{"text": "noted " * 80}])

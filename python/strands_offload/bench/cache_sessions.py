@@ -35,7 +35,7 @@ from strands.models.model import CacheConfig
 
 from ..context_manager import ContextManager, Offload
 from .prompt_cache import PromptCache, SimClock, simulated_clock
-from .stub_clients import Reply, bedrock_model
+from .stub_clients import Reply, bedrock_model, summary_request
 
 WINDOW = 32_000
 CALL_SECONDS = 8.0
@@ -125,13 +125,6 @@ def edit_file(path: str, patch: str) -> str:
     return f"patched {path}"
 
 
-def _is_summary(request: dict[str, Any]) -> bool:
-    last = request["messages"][-1]["content"]
-    texts = [block.get("text", "") for block in last if isinstance(block, dict)]
-    plain = bool(texts) and texts[0] == "<content>"
-    return plain or any("Material to summarize:" in text for text in texts)
-
-
 class Responder:
     """Answers agent requests from the current turn's script, and summary requests with a summary."""
 
@@ -151,7 +144,7 @@ class Responder:
     def __call__(self, request: dict[str, Any]) -> Reply:
         """Answer one request (a model call takes ``CALL_SECONDS`` of the simulated clock)."""
         self.clock.advance(CALL_SECONDS)
-        if _is_summary(request):
+        if summary_request(request) is not None:
             return Reply([{"text": _words(self.rng, SUMMARY_TOKENS)}], label="summary")
         return self.queue.pop(0) if self.queue else Reply([{"text": "done"}])
 

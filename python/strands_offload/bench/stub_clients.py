@@ -18,7 +18,7 @@ from .prompt_cache import BilledCall, PromptCache, anthropic_units, bedrock_unit
 if TYPE_CHECKING:
     from anthropic.types import ContentBlock, Message
 
-__all__ = ["Reply", "StubAnthropicClient", "StubBedrockClient", "anthropic_model", "bedrock_model"]
+__all__ = ["Reply", "StubAnthropicClient", "StubBedrockClient", "anthropic_model", "bedrock_model", "summary_request"]
 
 
 @dataclass
@@ -31,6 +31,30 @@ class Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
+
+
+def _texts(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    if isinstance(content, str):
+        return [content]
+    return [block.get("text", "") for block in content if isinstance(block, dict)]
+
+
+def summary_request(request: dict[str, Any]) -> str | None:
+    """Which summarizer request a Converse or Messages API ``request`` is.
+
+    ``"plain"``: the summarizer's own request (one user message opening with ``<content>``);
+    ``"aligned"``: a ``cache_aligned`` one (its last message says what to summarize); ``None``:
+    the agent's own request.
+    """
+    from ..context_manager.methods.summarize import ALIGNED_SCOPE
+
+    texts = _texts(request["messages"][-1])
+    if any(ALIGNED_SCOPE in text for text in texts):
+        return "aligned"
+    if len(request["messages"]) == 1 and texts and texts[0] == "<content>":
+        return "plain"
+    return None
 
 
 def _output_tokens(reply: Reply) -> int:
