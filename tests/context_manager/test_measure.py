@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -113,3 +114,118 @@ def test_forget_keeps_counts_only_after_announced_replacements() -> None:
     assert asyncio.run(count()) == first
     measure.forget()  # anything else: counted afresh
     assert asyncio.run(count()) == asyncio.run(_Heuristic().count_tokens(messages)) > first  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------------
+# A strategy not of ours that edits a block in place (issue 36, item 9)
+
+_GROWN_CHARS = 28_000
+
+
+def _grown_text() -> str:
+    return "".join(f"line {i:05d} of the grown result\n" for i in range(_GROWN_CHARS // 28 + 1))[:_GROWN_CHARS]
+
+
+class _GrowInPlace:
+    """A user's own strategy: rewrites a tool result's content inside the same block, reports no change."""
+
+    def __init__(self, item: str) -> None:
+        self.item = item
+        self.ran = 0
+
+    @property
+    def name(self) -> str:
+        return "user:grow-in-place"
+
+    async def apply(self, context: Any) -> bool:
+        self.ran += 1
+        for message in context.messages:
+            for block in message["content"]:
+                if block.get("toolResult", {}).get("toolUseId") != "tu_small":
+                    continue
+                content = block["toolResult"]["content"]
+                if self.item == "text":
+                    content[0]["text"] = _grown_text()  # a new string in the same item dict
+                else:
+                    content[0]["json"]["rows"] = _grown_text().splitlines()  # the same JSON value, grown
+        return False  # as a strategy that does not count its edit as a reduction may
+
+
+def _small_history(item: str) -> list[dict[str, Any]]:
+    small: dict[str, Any] = {"text": "ok " * 40} if item == "text" else {"json": {"rows": ["ok"] * 10}}
+    result = {"toolUseId": "tu_small", "status": "success", "content": [small]}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"text": "read the log"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tu_small", "name": "read_log", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+        {"role": "assistant", "content": [{"text": "read"}]},
+    ]
+    for index, message in enumerate(messages):
+        message["tracking_id"] = f"h{index}"
+    return messages
+
+
+def _run_grown(impl: Any, item: str, truncate_first: bool) -> tuple[Any, Any]:
+    from _cm_harness import ContextModel, Reply, fixed_tracking_ids, replies
+    from strands import Agent
+
+    grow = _GrowInPlace(item)
+    truncate = impl.Offload.truncate("tool_results", {"preview_tokens": 200}).when(threshold=1_000)
+    strategies: list[Any] = [grow, truncate]
+    if truncate_first:  # our strategy measures the small block before the edit, in the same run
+        strategies.insert(0, impl.Offload.truncate("tool_results", {"preview_tokens": 200}).when(threshold=1_000))
+    model = ContextModel(replies(Reply("done")), context_window_limit=200_000)
+    agent = Agent(
+        model=model,
+        messages=_small_history(item),  # type: ignore[arg-type]
+        context_manager=impl.ContextManager(strategies=strategies),
+        callback_handler=None,
+    )
+    with fixed_tracking_ids():
+        agent("and now?")
+    assert grow.ran >= 1
+    return agent, model
+
+
+@pytest.mark.parametrize("item", ["text", "json"])
+@pytest.mark.parametrize("truncate_first", [False, True], ids=["grow-then-truncate", "truncate-grow-truncate"])
+def test_a_block_a_foreign_strategy_grew_in_place_is_counted_afresh(item: str, truncate_first: bool) -> None:
+    """The shared meter does not keep a count from before a foreign strategy's in-place edit.
+
+    The custom strategy grows a tool result to 28 KB inside the same block and reports no change;
+    the truncation after it must see 28 KB, as the reference's does, not the count from before.
+    """
+    from _cm_harness import OURS, REFERENCE, without_usage
+
+    reference_agent, reference_model = _run_grown(REFERENCE, item, truncate_first)
+    agent, model = _run_grown(OURS, item, truncate_first)
+    sent = model.calls[0][2]["content"][0]["toolResult"]["content"]
+    # The reference truncates the grown block; so do we, byte for byte.
+    assert len(json.dumps(reference_model.calls[0])) < _GROWN_CHARS
+    assert len(json.dumps(sent)) < _GROWN_CHARS, "the grown result was sent whole"
+    assert without_usage(model.calls) == without_usage(reference_model.calls)
+    assert without_usage(agent.messages) == without_usage(reference_agent.messages)
+
+
+def test_counts_are_forgotten_after_a_strategy_not_of_ours_only() -> None:
+    from strands_offload.context_manager import Offload
+    from strands_offload.context_manager._measure import is_ours
+    from strands_offload.context_manager.strategies.offload.truncate import TruncateStrategy
+
+    class _UsersTruncate(TruncateStrategy):  # a user's subclass may override any step
+        pass
+
+    ours = Offload.truncate("tool_results", {"preview_tokens": 10})
+    users = _UsersTruncate("tool_results", {"preview_tokens": 10})
+    assert is_ours(ours) and not is_ours(users) and not is_ours(_GrowInPlace("text"))
+
+    inner = {"v": "x" * 100}
+    messages = [{"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"json": inner}]}}]}]
+    measure = Measure(_Heuristic())
+    first = asyncio.run(measure.messages(messages))
+    inner["v"] = "x" * 1000
+    measure.strategy_ran(ours)  # ours never edits in place: the remembered count stays
+    assert asyncio.run(measure.messages(messages)) == first
+    measure.blocks_replaced()
+    measure.strategy_ran(users)  # any other: counted afresh, even after announced replacements
+    assert asyncio.run(measure.messages(messages)) == asyncio.run(_Heuristic().count_tokens(messages)) > first  # type: ignore[arg-type]

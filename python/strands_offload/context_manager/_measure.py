@@ -24,7 +24,9 @@ class Measure:
     over the conversation (``_native.BlockMeter``), which remembers the counts of blocks carrying
     JSON by identity for the rest of the run: the per-block passes and the closing re-measurement
     of the whole conversation walk each JSON value once. The pipeline calls :meth:`forget` whenever
-    a strategy reports a change or fails. Shapes the meter leaves alone (subclasses, texts that are
+    a strategy reports a change or fails, and :meth:`strategy_ran` after every strategy, which
+    forgets after any strategy not of ours (it may edit a block in place and report nothing).
+    Shapes the meter leaves alone (subclasses, texts that are
     not ``str``) go through the SDK's own walk (a conversation, through the model's count).
 
     Args:
@@ -61,6 +63,17 @@ class Measure:
             if meter is not None:
                 meter.clear()
 
+    def strategy_ran(self, strategy: Any) -> None:
+        """Note that ``strategy`` has had its pass: after a strategy not of ours, drop remembered counts.
+
+        Counts are remembered by block identity. Our strategies put new blocks in place of old ones
+        and report every change; a user's own strategy may rewrite a block's content in place and
+        still return ``False``, so a count from before its pass may be stale whatever it reported.
+        """
+        if not is_ours(strategy):
+            self._only_replaced = False
+            self.forget()
+
     async def block(self, role: str, block: Any) -> int:
         """Tokens of a one-block message of ``role`` holding ``block``."""
         if self._blocks is None:
@@ -95,6 +108,14 @@ class Measure:
         if self.encoding is not None or self._messages is None:
             return None
         return self._messages.over(messages, floor)
+
+
+_PACKAGE = __name__.split(".", 1)[0]
+
+
+def is_ours(strategy: Any) -> bool:
+    """Whether ``strategy``'s class is defined in this package (a user's subclass of one of ours is not)."""
+    return type(strategy).__module__.startswith(f"{_PACKAGE}.")
 
 
 _RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default=None)

@@ -485,6 +485,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 exc_info=True,
             )
             return False
+        measure.strategy_ran(strategy)  # a strategy not of ours may have edited a block in place
         if acted:
             measure.forget()
             try:
