@@ -43,7 +43,7 @@ __all__ = [
 
 
 class SimClock:
-    """Simulated seconds; callable, so it can stand where ``time.monotonic`` would."""
+    """Simulated seconds; callable, so it can stand where the real clock would."""
 
     def __init__(self, start: float = 0.0) -> None:
         self.now = start
@@ -61,7 +61,7 @@ class SimClock:
 
 @contextmanager
 def simulated_clock(clock: SimClock) -> Iterator[SimClock]:
-    """Make the context manager's cache bookkeeping read ``clock`` instead of the monotonic clock."""
+    """Make the context manager's cache bookkeeping read ``clock`` instead of its real (suspend-counting) clock."""
     previous = set_clock(clock)
     try:
         yield clock

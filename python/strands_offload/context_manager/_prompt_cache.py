@@ -7,11 +7,14 @@ minutes, or an hour) after it was written or last read. A :class:`CacheView` kee
 entries still alive and whether the conversation still starts with them: the same message objects
 holding the same block objects (our strategies replace blocks, never edit them in place).
 
-The clock is ``time.monotonic``; simulations swap it with :func:`set_clock`.
+The clock counts the time the system spends suspended, as the provider's cache lifetime does
+(``CLOCK_BOOTTIME`` where the platform has it, else wall time that never goes back); simulations
+swap it with :func:`set_clock`.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +32,40 @@ READ_PRICE = 0.1
 WRITE_PRICES = {300.0: 1.25, 3600.0: 2.0}
 _TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
-_clock: Callable[[], float] = time.monotonic
+
+def _forward_wall_clock() -> Callable[[], float]:
+    """Wall time that never goes back: a step back of the system clock reads as no time passing."""
+    last = float("-inf")
+    lock = threading.Lock()
+
+    def clock() -> float:
+        nonlocal last
+        now = time.time()
+        with lock:
+            last = max(last, now)
+            return last
+
+    return clock
+
+
+def _suspend_counting_clock() -> Callable[[], float]:
+    """Seconds that go on while the system is suspended (``time.monotonic`` stops, a cache entry ages on)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is not None:
+        try:
+            time.clock_gettime(boottime)
+        except OSError:
+            pass  # declared, but refused by this kernel
+        else:
+
+            def clock() -> float:
+                return time.clock_gettime(boottime)
+
+            return clock
+    return _forward_wall_clock()
+
+
+_clock: Callable[[], float] = _suspend_counting_clock()
 
 
 def set_clock(clock: Callable[[], float]) -> Callable[[], float]:
