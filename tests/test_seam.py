@@ -37,6 +37,7 @@ FEATURES = {
     "session-log",
     "agent-request",
     "cache-strategy",
+    "input-projection",
     "metrics-placeholder",
 }
 STRANDS_FEATURES = {
@@ -49,6 +50,7 @@ STRANDS_FEATURES = {
     "session-log",
     "agent-request",
     "cache-strategy",
+    "input-projection",
 }
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
@@ -181,6 +183,10 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
         lambda mp: mp.delattr(importlib.import_module("strands.models.bedrock").BedrockModel, "_cache_strategy"),
         "no longer has a _cache_strategy property",
     ),
+    "input-projection": (
+        lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "_estimate_input_tokens", lambda agent: 0),
+        "_estimate_input_tokens no longer reads _total_prompt_tokens",
+    ),
     "metrics-placeholder": (
         lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),
         "has no _ProxyMeterProvider class",
@@ -281,6 +287,42 @@ def test_an_unset_global_meter_provider_is_seen_and_the_fallback_always_meters(
     fresh_seam.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider")
     with pytest.warns(RuntimeWarning, match="metrics-placeholder is unavailable"):
         assert not _seam.global_metrics_unset()
+
+
+def test_the_input_projection_is_the_event_loops(fresh_seam: pytest.MonkeyPatch) -> None:
+    """Before any usage, after it, and for a list the agent does not hold yet; the full count without the probe."""
+    import asyncio
+
+    from strands import tool
+    from strands.event_loop.event_loop import _estimate_input_tokens
+
+    @tool(description="Look a query up in the knowledge base. " + "Every detail of the lookup rules. " * 200)
+    def lookup(query: str) -> str:
+        return query
+
+    prompt = [{"text": "You answer questions about the service. " * 300}]
+    agent = Agent(
+        model=ScriptedModel(lambda m: Reply(text="done")), tools=[lookup], system_prompt=prompt, callback_handler=None
+    )
+    agent.messages.append({"role": "user", "content": [{"text": "hello"}]})
+    full = asyncio.run(_estimate_input_tokens(agent))
+    assert full > 6_000  # the system prompt and the tool spec are in it
+    assert asyncio.run(_seam.projected_input_tokens(agent)) == full
+    usage = {"inputTokens": 4_000, "outputTokens": 50, "totalTokens": 4_150, "cacheReadInputTokens": 100}
+    agent.messages.append({"role": "assistant", "content": [{"text": "hi"}], "metadata": {"usage": usage}})
+    assert asyncio.run(_seam.projected_input_tokens(agent)) == asyncio.run(_estimate_input_tokens(agent)) == 4_150
+    agent.messages.append({"role": "user", "content": [{"text": "and then? " * 40}]})
+    assert asyncio.run(_seam.projected_input_tokens(agent)) == asyncio.run(_estimate_input_tokens(agent)) > 4_150
+    later = [*agent.messages, {"role": "assistant", "content": [{"text": "more"}]}]
+    grown = asyncio.run(_seam.projected_input_tokens(agent, later))
+    assert grown == 4_150 + asyncio.run(agent.model.count_tokens(later[2:]))  # after the usage
+    _seam.probe.cache_clear()  # probed above on the real SDK: probe the broken one afresh
+    fresh_seam.setattr(importlib.import_module(EVENT_LOOP), "_estimate_input_tokens", lambda agent: 0)
+    with pytest.warns(RuntimeWarning, match="input-projection is unavailable"):
+        fallback = asyncio.run(_seam.projected_input_tokens(agent))
+    specs = agent.tool_registry.get_all_tool_specs()
+    count = agent.model.count_tokens(agent.messages, tool_specs=specs, system_prompt=agent.system_prompt)
+    assert fallback == asyncio.run(count) > full  # the usage is not read; the messages grew
 
 
 def test_context_manager_pieces_refuse(fresh_seam: pytest.MonkeyPatch) -> None:

@@ -31,6 +31,11 @@ Features:
     ``cache-strategy``: ``BedrockModel._cache_strategy``, whether a Bedrock model with a ``cache_config``
         really places cache points (``"auto"`` does only for Claude models), so the prompt-cache
         options and the ledger's cache-invalidating edits follow what the provider is sent.
+    ``input-projection``: how the event loop projects the next request's size
+        (``strands.event_loop.event_loop._estimate_input_tokens``: the last reported usage, which covers
+        the system prompt and tool specs, plus the messages after it; the full count before any usage)
+        and the usage total it reads (``strands.telemetry.metrics._total_prompt_tokens``), so that
+        decisions taken ahead of a model call use the figure that call's hooks will see.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -177,6 +182,21 @@ def _probe_cache_strategy() -> None:
         raise SeamUnavailable("BedrockModel no longer has a _cache_strategy property")
 
 
+_PROJECTION_NAMES = ("_total_prompt_tokens", "count_tokens", "get_all_tool_specs", "_system_prompt_content")
+_PROJECTION_KEYS = ("assistant", "metadata", "usage", "outputTokens")
+
+
+def _probe_input_projection() -> None:
+    estimate = _module("strands.event_loop.event_loop")._estimate_input_tokens
+    code = estimate.__code__
+    missing = [name for name in _PROJECTION_NAMES if name not in code.co_names]
+    missing += [key for key in _PROJECTION_KEYS if key not in code.co_consts]
+    if missing:
+        raise SeamUnavailable(f"_estimate_input_tokens no longer reads {', '.join(missing)}")
+    _params(estimate, "agent")
+    _params(_module("strands.telemetry.metrics")._total_prompt_tokens, "usage")
+
+
 def _probe_cycle_span() -> None:
     cycle = _module("strands.event_loop.event_loop").event_loop_cycle
     if _CYCLE_SPAN_KEY not in cycle.__code__.co_consts:
@@ -206,6 +226,7 @@ _PROBES: dict[str, Callable[[], None]] = {
     "session-log": _probe_session_log,
     "agent-request": _probe_agent_request,
     "cache-strategy": _probe_cache_strategy,
+    "input-projection": _probe_input_projection,
     "metrics-placeholder": _probe_metrics_placeholder,
 }
 
@@ -221,6 +242,7 @@ _STRANDS_FEATURES = frozenset(
         "session-log",
         "agent-request",
         "cache-strategy",
+        "input-projection",
     }
 )
 
@@ -350,6 +372,36 @@ def system_prompt_content(agent: Any) -> Any:
     """
     require("agent-request")
     return agent._system_prompt_content
+
+
+async def projected_input_tokens(agent: Any, messages: list[Any] | None = None) -> int:
+    """The input tokens the event loop projects for a request of ``agent`` holding ``messages``.
+
+    ``messages`` defaults to the agent's. The rule is the event loop's: the prompt and output tokens
+    the last assistant message with usage reported (which counted the system prompt and tool specs)
+    plus the model's count of the messages after it; with no usage yet, the model's count of the
+    whole request. When the probe failed, always the whole request's count (system prompt as text).
+    """
+    messages = agent.messages if messages is None else messages
+    model = agent.model
+    if available("input-projection"):
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            usage = message.get("metadata", {}).get("usage") if message.get("role") == "assistant" else None
+            if usage:
+                total = _module("strands.telemetry.metrics")._total_prompt_tokens
+                baseline = int(total(usage)) + int(usage["outputTokens"])
+                after = messages[index + 1 :]
+                return baseline + int(await model.count_tokens(after)) if after else baseline
+        content = agent._system_prompt_content
+    else:
+        content = None
+    specs = agent.tool_registry.get_all_tool_specs()
+    return int(
+        await model.count_tokens(
+            messages, tool_specs=specs, system_prompt=agent.system_prompt, system_prompt_content=content
+        )
+    )
 
 
 #: What :func:`places_cache_points` answers when it cannot tell.

@@ -151,6 +151,71 @@ def test_the_summary_is_requested_while_the_tools_run(quiet_loop: None) -> None:
     assert sync_model.summary_started[0] >= tool_runs[2][1]
 
 
+# ------------------------------------------------------------------------------ a real request's size
+
+# A system prompt and a tool spec of a few thousand tokens each: the next model call's hooks see
+# them in the event loop's projection (the usage the last response reported), so the decision
+# taken while the tools run must count them too.
+_PROMPT = "You are the service's log analyst. " + " ".join(f"Guideline {i}: read before answering." for i in range(250))
+_SPEC = "Read one part of the service log. " + " ".join(
+    f"Rule {i}: parts are numbered from zero and hold log lines." for i in range(100)
+)
+slow_runs: list[tuple[float, float]] = []
+
+
+@tool(description=_SPEC)
+def read_slowly(part: int, size: int) -> str:
+    """Read one part of the service log; the third read takes a second."""
+    started = time.monotonic()
+    time.sleep(1.0 if part == 20 else 0.01)
+    slow_runs.append((started, time.monotonic()))
+    return _lines(part, size)
+
+
+def _prompted_run(
+    ahead: bool, window: int, *, summary_seconds: float = 0.0, utilization: float = 0.6
+) -> tuple[Agent, TimedModel, ContextManager, float]:
+    model = TimedModel(
+        _script([[280], [280], [280]], "read_slowly"), context_window_limit=window, summary_seconds=summary_seconds
+    )
+    strategy = Offload.summarize("*", ahead=ahead).when(utilization=utilization, preserve_recent=2)
+    manager = ContextManager(strategies=[strategy])
+    agent = Agent(
+        model=model, tools=[read_slowly], system_prompt=_PROMPT, context_manager=manager, callback_handler=None
+    )
+    slow_runs.clear()
+    started = time.monotonic()
+    with fixed_tracking_ids():
+        agent("read the parts of the log")
+    return agent, model, manager, time.monotonic() - started
+
+
+@pytest.mark.parametrize("window", [19_000, 21_000])
+def test_with_a_large_system_prompt_and_tool_specs_the_summary_runs_behind_the_tools(
+    window: int, quiet_loop: None
+) -> None:
+    # The messages alone stay below 60% of the window when the third batch starts; with the
+    # system prompt and the tool specs the next call crosses it, as the synchronous pass finds.
+    _, sync_model, _, plain = _prompted_run(False, window)
+    assert len(sync_model.summary_requests) == 1  # one summary, at the call after the third batch
+    agent, model, manager, turn = _prompted_run(True, window, summary_seconds=1.0)
+    assert len(model.summary_requests) == 1 and manager.savings().summaries_ahead_unused == 0
+    third = slow_runs[2]
+    assert third[0] - 0.01 <= model.summary_started[0] <= third[0] + 0.1  # started with the 1 s tool
+    # A 1 s summary behind a 1 s tool: the turn is the tool's, not the two of them in a row.
+    assert turn <= plain + 0.1, (turn, plain)
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+
+
+@pytest.mark.parametrize("utilization", [0.3, 0.5, 0.6, 0.7])
+def test_with_a_large_system_prompt_no_summary_started_ahead_goes_unused(utilization: float) -> None:
+    sync_agent, sync_model, _, _ = _prompted_run(False, 19_000, utilization=utilization)
+    agent, model, manager, _ = _prompted_run(True, 19_000, utilization=utilization)
+    assert manager.savings().summaries_ahead_unused == 0
+    assert len(model.summary_requests) == len(sync_model.summary_requests)
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+
+
 # ------------------------------------------------------------------------------ a changed span
 
 

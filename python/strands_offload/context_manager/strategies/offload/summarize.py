@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, SummarizeConfig
 from strands.hooks.events import AfterInvocationEvent, BeforeToolsEvent
 
+from .... import _seam
 from ..._edits import now_ns
 from ..._measure import Measure
 from ...methods.summarize import (
@@ -141,12 +142,14 @@ class SummarizeStrategy(BaseOffloadStrategy):
                 return
             measure = Measure(agent.model, self._encoding)
             names = _tool_names(messages)
-            tokens = await measure.messages(messages)
+            future = [*messages, _ahead.placeholder_results(calls)]
+            # As the next model call's hooks will see it: the event loop's projection (the system
+            # prompt and tool specs included), with the results to come at their expected size.
+            tokens = await _seam.projected_input_tokens(agent, future)
             tokens += await _ahead.expected_result_tokens(messages, calls, names, measure)
             utilization = agent.model.estimate_utilization(tokens)
             if utilization < self._utilization_threshold:
                 return
-            future = [*messages, _ahead.placeholder_results(calls)]
             context = ContextState(future, agent, utilization, False, self._stash)  # type: ignore[arg-type]
             group = await self._span(context, measure)
             if not group or (self._clear_at_least and await Measure(model).messages(group) < self._clear_at_least):
