@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..storage import _hostfs
 from ..storage._atomic import atomic_create, atomic_write, interprocess_lock, is_within, sweep_stale_temps
-from ..storage._s3_objects import get_object, is_missing_key
+from ..storage._s3_objects import SseMode, encryption_arguments, get_object, is_missing_key
 
 if TYPE_CHECKING:
     from strands.sandbox.base import Sandbox
@@ -537,6 +537,15 @@ class S3Storage:
         boto_client_config: A botocore ``Config``; ``strands-agents`` is appended to its
             ``user_agent_extra``.
         region_name: Region for the session created when no ``boto_session`` is given.
+        sse: Keyword-only extension: server-side encryption for every stored block,
+            ``"aws:kms"``, ``"aws:kms:dsse"`` or ``"AES256"`` (sent as ``ServerSideEncryption``);
+            ``None`` (default) sends nothing, as the reference does.
+        sse_kms_key_id: Keyword-only extension: the KMS key (ARN, id or alias) for a KMS mode,
+            sent as ``SSEKMSKeyId``.
+
+    Raises:
+        ValueError: For an ``sse`` that is not one of the three modes, an ``sse_kms_key_id``
+            without a KMS mode or empty, or a value of either that is not a string.
     """
 
     def __init__(
@@ -546,7 +555,12 @@ class S3Storage:
         boto_session: Any = None,
         boto_client_config: Any = None,
         region_name: str | None = None,
+        *,
+        sse: SseMode | None = None,
+        sse_kms_key_id: str | None = None,
     ) -> None:
+        # Checked before any client is built, so a wrong setting fails without touching AWS.
+        self._put_settings = encryption_arguments(sse, sse_kms_key_id, ValueError)
         import boto3  # type: ignore[import-untyped]
         from botocore.config import Config  # type: ignore[import-untyped]
 
@@ -568,13 +582,19 @@ class S3Storage:
         """Upload the block and return ``s3://{bucket}/{object_key}``.
 
         Raises:
-            botocore.exceptions.ClientError: If S3 refuses the upload.
+            botocore.exceptions.ClientError: If S3 refuses the upload (a denied or disabled KMS
+                key included); no object is left behind then.
         """
         with self._lock:
             number = self._numbers.take()
         object_key = f"{self._prefix}{int(time.time() * 1000)}_{number}_{_sanitize_id(key)}"
         await asyncio.to_thread(
-            self._client.put_object, Bucket=self._bucket, Key=object_key, Body=content, ContentType=content_type
+            self._client.put_object,
+            Bucket=self._bucket,
+            Key=object_key,
+            Body=content,
+            ContentType=content_type,
+            **self._put_settings,
         )
         return f"s3://{self._bucket}/{object_key}"
 

@@ -11,16 +11,24 @@ from typing import TYPE_CHECKING, Any
 from strands.types.exceptions import StorageError
 
 from ._keys import normalize_key, normalize_prefix, scope_prefix
-from ._s3_objects import get_object, is_missing_key
+from ._s3_objects import SseMode, encryption_arguments, get_object, is_missing_key
 from .storage import _NAMESPACED, StorageSearchResult, index_written
 
 if TYPE_CHECKING:
     from .search.types import SearchStrategy
 
-__all__ = ["S3Storage"]
+__all__ = ["EncryptionSettingsError", "S3Storage"]
 
 _PAGE_SIZE = 1000
 _USER_AGENT = "strands-agents"
+
+
+class EncryptionSettingsError(StorageError, ValueError):
+    """Wrong ``sse`` / ``sse_kms_key_id`` given to :class:`S3Storage`.
+
+    Both a ``StorageError`` (what this class raises for other constructor misuse) and a
+    ``ValueError`` (what a wrong argument value is), so either ``except`` catches it.
+    """
 
 
 class S3Storage:
@@ -39,10 +47,20 @@ class S3Storage:
         boto_client_config: A ``botocore.config.Config`` for the client; ``strands-agents`` is
             added as user agent extra unless the config already sets one.
         search_strategy: Strategy for indexing writes and answering ``search``.
+        sse: Keyword-only extension: server-side encryption for every object written,
+            ``"aws:kms"``, ``"aws:kms:dsse"`` or ``"AES256"`` (sent as ``ServerSideEncryption``
+            on each ``put_object``); ``None`` (default) sends nothing, so the bucket's default
+            encryption applies. Reads need no setting: S3 decrypts for a caller allowed to use
+            the key.
+        sse_kms_key_id: Keyword-only extension: the KMS key (ARN, id or alias) for a KMS mode,
+            sent as ``SSEKMSKeyId``; ``None`` lets S3 use the account's AWS-managed key.
 
     Raises:
         StorageError: If both ``region_name`` and ``boto_session`` are given, or the prefix is
             invalid.
+        EncryptionSettingsError: (a ``StorageError`` and a ``ValueError``) for an ``sse`` that
+            is not one of the three modes, an ``sse_kms_key_id`` without a KMS mode or empty,
+            or a value of either that is not a string.
     """
 
     def __init__(
@@ -54,9 +72,13 @@ class S3Storage:
         boto_session: Any = None,
         boto_client_config: Any = None,
         region_name: str | None = None,
+        sse: SseMode | None = None,
+        sse_kms_key_id: str | None = None,
     ) -> None:
         if region_name is not None and boto_session is not None:
             raise StorageError("Cannot specify both region_name and boto_session")
+        # Extra put_object parameters; namespaced copies share them with the rest of the state.
+        self._put_settings = encryption_arguments(sse, sse_kms_key_id, EncryptionSettingsError)
         self._bucket = bucket
         canonical = normalize_prefix(prefix)
         self._prefix = f"{canonical}/" if canonical else ""
@@ -107,14 +129,20 @@ class S3Storage:
     async def write(self, key: str, data: bytes) -> None:
         """Upload ``data`` as the object for ``key``, then index it.
 
+        With ``sse`` set, the object is encrypted at rest as configured. ``put_object`` is all or
+        nothing: a refused upload (a denied or disabled KMS key included) leaves no object and any
+        previous value of the key as it was.
+
         Raises:
-            StorageError: For an invalid key, a failed upload (``Failed to write '{key}' to S3``) or
-                a failed indexing after the upload.
+            StorageError: For an invalid key, a failed upload (``Failed to write '{key}' to S3``,
+                the botocore error chained as ``__cause__``) or a failed indexing after the upload.
         """
         canonical = normalize_key(key)
         client = self._get_client()
         try:
-            await asyncio.to_thread(client.put_object, Bucket=self._bucket, Key=self._prefix + canonical, Body=data)
+            await asyncio.to_thread(
+                client.put_object, Bucket=self._bucket, Key=self._prefix + canonical, Body=data, **self._put_settings
+            )
         except Exception as error:
             raise StorageError(f"Failed to write '{key}' to S3") from error
         await index_written(self._search_strategy, self, key, canonical, data)
