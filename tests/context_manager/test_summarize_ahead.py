@@ -244,6 +244,49 @@ def test_a_span_changed_while_the_tools_ran_is_summarized_again(quiet_loop: None
     assert len(model.summary_requests) == len(sync_model.summary_requests) + 1
 
 
+def test_a_result_redacted_in_place_while_the_summary_runs_is_summarized_again(quiet_loop: None) -> None:
+    # The third batch's tool redacts a secret in the first result, in place and to a text of the
+    # same length, while the summary started ahead (of the unredacted span) is running.
+    holder: list[Agent] = []
+    models: list[TimedModel] = []
+    waits = [False]
+
+    @tool
+    def read_and_redact(part: int, size: int) -> str:
+        """Read one part of the service log; the third read redacts the credentials read before."""
+        if part == 20:
+            started = time.monotonic()
+            while waits[0] and not models[0].summary_started and time.monotonic() - started < 2:
+                time.sleep(0.005)  # redact once the summary ahead has read the span
+            for message in holder[0].messages:
+                for block in message["content"]:
+                    for item in block.get("toolResult", {}).get("content", []):
+                        if "text" in item:
+                            item["text"] = item["text"].replace("SECRET-123", "[REDACTED]")
+        text = _lines(part, size)
+        return f"token=SECRET-123\n{text}" if part == 0 else text
+
+    def script_for(ahead: bool) -> tuple[Agent, TimedModel, ContextManager]:
+        agent, model, manager = _session(
+            ahead, [[280], [280], [280]], window=10_000, tools=[read_and_redact], summary_seconds=0.1
+        )
+        holder[:], models[:], waits[:] = [agent], [model], [ahead]
+        with fixed_tracking_ids():
+            agent("read the parts of the log")
+        return agent, model, manager
+
+    sync_agent, sync_model, _ = script_for(False)
+    agent, model, manager = script_for(True)
+    # Started ahead over the unredacted span, then dropped; the pass summarized the span again.
+    assert len(model.summary_started) == 2 and manager.savings().summaries_ahead_unused == 1
+    assert all("SECRET-123" not in str(request["messages"]) for request in model.summary_requests)
+    assert all("SECRET-123" not in str(request["messages"]) for request in sync_model.summary_requests)
+    # What was sent and kept is the summary of the redacted text, as without the option.
+    assert without_usage(model.calls) == without_usage(sync_model.calls)
+    assert without_usage(agent.messages) == without_usage(sync_agent.messages)
+    assert any("[Summarized" in str(m) for m in agent.messages)
+
+
 # ------------------------------------------------------------------------------ turns that end early
 
 

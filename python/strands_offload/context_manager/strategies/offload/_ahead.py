@@ -4,13 +4,16 @@ Once the model has asked for tools, the span a message-level summarize will take
 model call is known but for the tool results still to come: their size is estimated from earlier
 results, and when the projection crosses the strategy's condition the summary starts as a task on
 the running loop, concurrently with the tools. The next model call's pass uses it only if the span
-it computes is the same messages holding the same blocks; otherwise, and at the end of every
-invocation however it ended, the task is cancelled and awaited, and counted as unused.
+it computes is the same messages holding the same blocks with the same content as when it started
+(a tool may edit earlier results in place, a guardrail redact them: a summary of what they held
+must not come back); otherwise, and at the end of every invocation however it ended, the task is
+cancelled and awaited, and counted as unused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,12 +23,38 @@ from ..._measure import Measure
 
 logger = logging.getLogger(__name__)
 
-SpanKey = tuple[tuple[int, str | None, tuple[int, ...]], ...]
+Identities = tuple[tuple[int, str | None, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class SpanKey:
+    """What makes two spans the same: the same objects, holding equal content.
+
+    The same message objects, ids and block objects, in order, and equal content: a copy of every
+    message's role and blocks, down to the strings (an in-place edit that keeps the length,
+    ``SECRET-123`` to ``[REDACTED]``, still differs).
+    """
+
+    identities: Identities
+    content: list[tuple[Any, Any]]
+
+    def matches(self, group: list[Any]) -> bool:
+        """Whether ``group`` is this span, unedited since the key was taken."""
+        if _identities(group) != self.identities:
+            return False
+        try:
+            return bool(self.content == [(m["role"], m["content"]) for m in group])
+        except Exception:
+            return False  # a block that cannot be compared is not known to be unchanged
+
+
+def _identities(group: list[Any]) -> Identities:
+    return tuple((id(m), m.get("tracking_id"), tuple(id(b) for b in m["content"])) for m in group)
 
 
 def span_key(group: list[Any]) -> SpanKey:
-    """What makes two spans the same: the same message objects, ids and block objects, in order."""
-    return tuple((id(m), m.get("tracking_id"), tuple(id(b) for b in m["content"])) for m in group)
+    """The key of ``group`` as it is now (raises when its content cannot be copied)."""
+    return SpanKey(_identities(group), copy.deepcopy([(m["role"], m["content"]) for m in group]))
 
 
 @dataclass

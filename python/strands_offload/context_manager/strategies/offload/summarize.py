@@ -154,8 +154,8 @@ class SummarizeStrategy(BaseOffloadStrategy):
             group = await self._span(context, measure)
             if not group or (self._clear_at_least and await Measure(model).messages(group) < self._clear_at_least):
                 return
-            work = self._summarize_span(group, model, agent)
-            self._pending = _ahead.start(_ahead.span_key(group), work)
+            key = _ahead.span_key(group)  # before the work starts: it summarizes what the key holds, or is dropped
+            self._pending = _ahead.start(key, self._summarize_span(group, model, agent))
             logger.debug("strategy=<%s>, messages=<%d> | summary started ahead", self.name, len(group))
         except Exception:
             logger.warning("strategy=<%s> | starting a summary ahead failed", self.name, exc_info=True)
@@ -173,7 +173,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
     async def _summary_of(self, group: list[Any], model: Any, agent: Agent) -> str | None:
         """The summary of ``group``: the one started ahead for exactly this span, else a new one."""
         pending = self._pending
-        if pending is not None and pending.key == _ahead.span_key(group):
+        if pending is not None and pending.key.matches(group):
             self._pending = None
             try:
                 return await pending.task
