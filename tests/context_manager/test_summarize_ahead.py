@@ -303,6 +303,53 @@ def test_end_turn_after_the_tools_settles_the_summary(quiet_loop: None) -> None:
     assert not any("[Summarized" in str(m) for m in agent.messages)
 
 
+def test_a_raising_after_invocation_hook_leaves_no_task_for_the_next_invocation(quiet_loop: None) -> None:
+    # Another hook of AfterInvocationEvent raises (after the summary ahead started), so ours may not
+    # run; each agent(...) call runs its own event loop, closed when the call ends.
+    from strands.hooks.events import AfterInvocationEvent
+
+    failures = [True]
+
+    def stop(event: AfterToolsEvent) -> None:
+        if event.message["content"][0]["toolResult"]["toolUseId"] == "tu_2_0":
+            event.end_turn = True
+
+    def audit(event: AfterInvocationEvent) -> None:
+        if failures.pop(0) if failures else False:
+            raise RuntimeError("audit store unavailable")
+
+    batches = [[280], [280], [280], [280], [280]]
+    agent, model, manager = _session(True, batches, window=10_000, summary_seconds=0.2, hooks=[stop])
+    agent.hooks.add_callback(AfterInvocationEvent, audit)  # runs before ours (After* events run in reverse)
+    with pytest.raises(RuntimeError, match="audit store unavailable"):
+        agent("read the parts of the log")
+    assert len(model.summary_started) == 1 and model.summary_requests == []
+    # The next invocation drops the task of the closed loop (counted as unused) and summarizes anew.
+    calls_before = len(model.calls)
+    result = agent("go on reading")
+    assert result.stop_reason == "end_turn"
+    assert manager.savings().summaries_ahead_unused == 1
+    assert model.summary_requests  # the request after the first batch of this turn was summarized
+    assert "[Summarized" in str(model.calls[calls_before])
+
+
+def test_a_task_of_a_closed_loop_is_dropped_without_waiting() -> None:
+    from strands_offload.context_manager.strategies.offload import _ahead
+
+    other = asyncio.new_event_loop()
+    finished = other.create_task(asyncio.sleep(0, result="summary"))
+    other.run_until_complete(finished)
+    stuck = other.create_task(asyncio.sleep(60))
+    other.run_until_complete(asyncio.sleep(0))  # started, waiting on its timer
+    other.close()
+    key = _ahead.span_key([{"role": "user", "content": [{"text": "x"}]}])
+    for task in (finished, stuck):
+        pending = _ahead.Ahead(key, task)
+        assert not _ahead.on_running_loop(pending)
+        asyncio.run(_ahead.settle(pending))  # neither waits nor raises "Event loop is closed"
+    stuck._log_destroy_pending = False  # a task its closed loop never ends: nothing to report
+
+
 def test_cancel_settles_the_summary(quiet_loop: None) -> None:
     holder: list[Agent] = []
 

@@ -7,7 +7,9 @@ the running loop, concurrently with the tools. The next model call's pass uses i
 it computes is the same messages holding the same blocks with the same content as when it started
 (a tool may edit earlier results in place, a guardrail redact them: a summary of what they held
 must not come back); otherwise, and at the end of every invocation however it ended, the task is
-cancelled and awaited, and counted as unused.
+cancelled and awaited, and counted as unused. The end of an invocation is seen twice: at its
+``AfterInvocationEvent`` and, should another hook of that event have raised first, at the next
+``BeforeInvocationEvent``; a task of an event loop that is no longer the running one is dropped.
 """
 
 from __future__ import annotations
@@ -70,11 +72,36 @@ def start(key: SpanKey, work: Awaitable[str | None]) -> Ahead:
     return Ahead(key, asyncio.ensure_future(work))
 
 
+def on_running_loop(pending: Ahead) -> bool:
+    """Whether ``pending`` runs on the running event loop (each ``agent(...)`` call runs its own)."""
+    try:
+        return pending.task.get_loop() is asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+
+
+def drop(pending: Ahead) -> None:
+    """Let go of a task of another event loop (closed, or not ours to wait on): cancelled if it can be."""
+    task = pending.task
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # retrieved, so its loop does not report it as never retrieved
+        return
+    try:
+        task.get_loop().call_soon_threadsafe(task.cancel)  # that loop may still run, in another thread
+    except RuntimeError:
+        pass  # the loop is closed: the task never runs again
+
+
 async def settle(pending: Ahead) -> None:
     """Cancel ``pending`` and wait for it to end; its outcome, whatever it is, is dropped.
 
-    A cancellation of the caller itself still propagates (``asyncio.wait`` raises it).
+    A task of another event loop is dropped without waiting (see :func:`drop`). A cancellation of
+    the caller itself still propagates (``asyncio.wait`` raises it).
     """
+    if not on_running_loop(pending):
+        drop(pending)
+        return
     pending.task.cancel()
     await asyncio.wait({pending.task})
     if not pending.task.cancelled():

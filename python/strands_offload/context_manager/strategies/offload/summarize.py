@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, SummarizeConfig
-from strands.hooks.events import AfterInvocationEvent, BeforeToolsEvent
+from strands.hooks.events import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolsEvent
 
 from .... import _seam
 from ..._edits import now_ns
@@ -109,11 +109,13 @@ class SummarizeStrategy(BaseOffloadStrategy):
         async def _before_tools(event: BeforeToolsEvent) -> None:
             await self._start_ahead(event)
 
-        async def _after_invocation(event: AfterInvocationEvent) -> None:
+        async def _settle(event: AfterInvocationEvent | BeforeInvocationEvent) -> None:
             await self._settle_ahead(event.agent)
 
         agent.hooks.add_callback(BeforeToolsEvent, _before_tools)
-        agent.hooks.add_callback(AfterInvocationEvent, _after_invocation)
+        agent.hooks.add_callback(AfterInvocationEvent, _settle)
+        # Also when the next one starts: a hook of AfterInvocationEvent that raised stops the others.
+        agent.hooks.add_callback(BeforeInvocationEvent, _settle)
 
     async def _span(self, context: ContextState, measure: Measure) -> list[Any]:
         """The messages a message-level pass over ``context`` would summarize (empty: none)."""
@@ -173,7 +175,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
     async def _summary_of(self, group: list[Any], model: Any, agent: Agent) -> str | None:
         """The summary of ``group``: the one started ahead for exactly this span, else a new one."""
         pending = self._pending
-        if pending is not None and pending.key.matches(group):
+        if pending is not None and _ahead.on_running_loop(pending) and pending.key.matches(group):
             self._pending = None
             try:
                 return await pending.task
