@@ -16,10 +16,20 @@ for the deep copy each sync makes. Its format (machine-read, versioned)::
 
 Log messages past ``count`` arrived after the last reduction and follow as they are.
 
-The log's blocks are matched by identity: the strategies replace blocks (``content[i] = new``),
-remove messages and build new message dicts around kept blocks; they never edit a block in place.
-A block is held here from its arrival until it leaves the live conversation, so its ``id`` cannot
-be taken by a newer object while it may still be matched.
+The log's blocks are matched by identity, and then by content: our strategies replace blocks
+(``content[i] = new``), remove messages and build new message dicts around kept blocks, but the SDK
+rewrites content in place where a guardrail intervenes (``Agent._redact_user_content`` sets a tool
+result's ``content``; the session manager rewrites its latest log message with the live one), and a
+tool may do the same. So each block also carries a digest of its content when it arrived; a block
+whose content no longer gives that digest is no longer the log's (its log message may or may not
+have been rewritten) and is recorded as a new block, from the live conversation. A block is held
+here from its arrival until it leaves the live conversation, so its ``id`` cannot be taken by a
+newer object while it may still be matched.
+
+The recipe is recorded once per invocation, when it ends (before the session manager's own sync
+at ``AfterInvocationEvent``). A session synced mid-invocation holds the previous invocation's
+recipe: it covers only log messages older than the invocation, and a restore appends the rest as
+the log holds them (rewritten, where a guardrail redacted them).
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .stash import refs_at_end
+from .stash import encode_value, refs_at_end
 
 __all__ = [
     "RECIPE_KEY",
@@ -64,7 +74,18 @@ class _Arrival:
     """Everything but the content (role, tracking id, metadata), copied at arrival."""
     blocks: list[Any]
     """The content's blocks at arrival; an entry becomes ``None`` once that block left the
-    conversation (so the message, matched block by block, is never again kept whole)."""
+    conversation or changed in place (so the message, matched block by block, is never again kept
+    whole)."""
+    digests: list[bytes | None]
+    """The digest of each block's content at arrival (``None``: not JSON, never matched)."""
+
+
+def content_digest(block: Any) -> bytes | None:
+    """A digest of a block's content (its stash encoding), or ``None`` for a value JSON cannot hold."""
+    try:
+        return hashlib.blake2b(encode_value(block), digest_size=16).digest()
+    except Exception:
+        return None
 
 
 def _fields(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,19 +120,31 @@ class ReductionLog:
         """Record a message the session manager has just stored."""
         position = len(self._arrivals)
         blocks = list(message["content"])
-        self._arrivals.append(_Arrival(_fields(message), blocks))
+        self._arrivals.append(_Arrival(_fields(message), blocks, [content_digest(block) for block in blocks]))
         for index, block in enumerate(blocks):
             self._where.setdefault(id(block), (position, index))
         self._by_id.setdefault(message.get("tracking_id"), []).append(position)
         self._digest.update(_id_line(message))
 
-    def changed_since_arrival(self, message: Mapping[str, Any]) -> bool:
-        """Whether ``message`` (the last one recorded) no longer holds the blocks it arrived with."""
-        if not self._arrivals:
-            return False
-        held = self._arrivals[-1].blocks
-        content = message["content"]
-        return len(held) != len(content) or any(a is not b for a, b in zip(held, content, strict=True))
+    def _forget_changed(self, messages: list[Any]) -> None:
+        """Stop matching the live blocks whose content changed in place since they arrived.
+
+        The log may hold such a block as it was (a tool edited it) or as it is now (a guardrail
+        redaction, which the session manager wrote back): the recipe takes it from the live
+        conversation instead, and never keeps its log message whole again.
+        """
+        for message in messages:
+            for block in message["content"]:
+                found = self._where.get(id(block))
+                if found is None:
+                    continue
+                position, index = found
+                arrival = self._arrivals[position]
+                if arrival.blocks[index] is block and content_digest(block) == arrival.digests[index]:
+                    continue
+                del self._where[id(block)]
+                if arrival.blocks[index] is block:
+                    arrival.blocks[index] = None
 
     def _release_gone(self, messages: list[Any]) -> None:
         """Stop holding the blocks that left the conversation (they cannot come back)."""
@@ -136,6 +169,7 @@ class ReductionLog:
 
     def recipe(self, messages: list[Any]) -> dict[str, Any]:
         """The recipe that turns the log into ``messages`` (see the module docstring)."""
+        self._forget_changed(messages)
         self._release_gone(messages)
         entries: list[dict[str, Any]] = []
         used: set[int] = set()

@@ -11,7 +11,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from strands.hooks.events import AfterModelCallEvent, AgentInitializedEvent, BeforeModelCallEvent, MessageAddedEvent
+from strands.hooks.events import (
+    AfterInvocationEvent,
+    AfterModelCallEvent,
+    AgentInitializedEvent,
+    BeforeModelCallEvent,
+    MessageAddedEvent,
+)
 from strands.plugins import Plugin
 from strands.types.exceptions import ContextWindowOverflowException
 
@@ -245,16 +251,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         if self._agentic:
             self._bind_agentic(agent)
 
-        if self._reductions is not None:
-            reductions = self._reductions
-
-            async def _after_arrival(event: MessageAddedEvent) -> None:
-                # Registered after the strategies: an edit on arrival is recorded at once.
-                if reductions.changed_since_arrival(event.message):
-                    self._record_reductions(event.agent)
-
-            agent.hooks.add_callback(MessageAddedEvent, _after_arrival)
-
         async def _before_model_call(event: BeforeModelCallEvent) -> None:
             await self._model_call(event.agent, event.invocation_state, event.projected_input_tokens)
 
@@ -272,8 +268,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 retries = 0
                 return
             recovered = await self._run(event.agent, overflow=True)
-            if self._reductions is not None:
-                self._record_reductions(event.agent)
             if not recovered:
                 logger.warning("agent_id=<%s> | no strategy could make room, not retrying", event.agent.agent_id)
                 return
@@ -308,6 +302,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
         agent.hooks.add_callback(MessageAddedEvent, _log_arrival)
         agent.hooks.add_callback(AgentInitializedEvent, lambda event: self._restore(event.agent))
+        # Once per invocation, at its end: after-invocation callbacks run in reverse, so this one runs
+        # before the session manager's sync (registered first), which writes the recipe with the state.
+        agent.hooks.add_callback(AfterInvocationEvent, lambda event: self._record_reductions(event.agent))
 
     def _restore(self, agent: Agent) -> None:
         """After the session manager restored the log: rebuild the reduced messages and the stash."""
@@ -411,8 +408,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         if recorder is not None and recorder.ledger.tracing:
             recorder.before_request(agent, invocation_state)  # the parent of this request's edit spans
         acted = await self._run(agent, projected_tokens)
-        if self._reductions is not None:
-            self._record_reductions(agent)  # the pipeline's edits, and the agentic tools' since the last call
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)
         if self._follows_cache:
