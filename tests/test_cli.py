@@ -483,6 +483,25 @@ def test_importing_the_package_and_cli_does_not_run_the_command() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "imported\n", "")
 
 
+# A command started in the background without job control (a CI runner, ``nohup ... &``, cron)
+# inherits SIGINT ignored, and a Python started that way keeps it ignored: it installs its
+# KeyboardInterrupt handler only over the default. The product is right to honour that, so the
+# children these tests interrupt start as from a terminal: SIGINT unblocked and back to the
+# default, then the program is exec'ed (same process), whose Python installs its handler. An exec
+# and not a ``preexec_fn``: nothing runs between fork and exec in a parent that has threads.
+_SIGINT_AS_FROM_A_TERMINAL = (
+    "import os, signal, sys\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+)
+
+
+def interruptible(*args: str) -> list[str]:
+    """The argv of ``python *args``, started with SIGINT's default disposition whatever this process has."""
+    return [sys.executable, "-c", _SIGINT_AS_FROM_A_TERMINAL, *args]
+
+
 def _children(pid: int) -> set[int]:
     found = set()
     for entry in os.listdir("/proc"):
@@ -502,8 +521,9 @@ def test_ctrl_c_ends_the_demo_during_a_reference_grep_that_never_ends() -> None:
     # The reference greps with Python's re in a tool thread, which holds the interpreter lock
     # while '(.|.)*ZZZ' backtracks through each line: before, SIGINT waited for it forever.
     process = subprocess.Popen(
-        [sys.executable, "-m", "strands_offload", "-v", "demo", "--size-mb", "0.1", "--repeats", "1"]
+        interruptible("-m", "strands_offload", "-v", "demo", "--size-mb", "0.1", "--repeats", "1")
         + ["--pattern", "(.|.)*ZZZ"],
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -569,7 +589,9 @@ def test_ctrl_c_ends_a_long_native_call_within_a_second() -> None:
         "zlib.compress(data, 9)\n"
         "print('finished', flush=True)\n"
     )
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        interruptible("-c", code), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         assert process.stdout is not None
         assert process.stdout.readline() == b"ready\n"
@@ -586,6 +608,47 @@ def test_ctrl_c_ends_a_long_native_call_within_a_second() -> None:
     assert elapsed < 1.5, elapsed
     assert err.decode().splitlines()[-1] == "prog: error: interrupted"
     assert b"finished" not in out
+
+
+#: The tests above that interrupt a child; .ci/run also runs them with SIGINT ignored in the parent.
+INTERRUPT_TESTS = (
+    "test_ctrl_c_ends_the_demo_during_a_reference_grep_that_never_ends",
+    "test_ctrl_c_ends_a_long_native_call_within_a_second",
+)
+
+# Starts a Python with SIGINT ignored, as a shell starts a background job without job control.
+_SIGINT_IGNORED = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+)
+
+
+@pytest.mark.single_python  # a pytest of its own, some seconds: one Python suffices
+def test_the_interrupt_tests_pass_when_started_with_sigint_ignored_and_no_stdin() -> None:
+    """Same verdict from a background job (SIGINT ignored, inherited) with no standard input."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+    seen = subprocess.run(
+        [sys.executable, "-c", _SIGINT_IGNORED, "-c", probe],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert seen.stdout.strip() == "True"  # what the pytest below starts with
+    here = Path(__file__)
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGINT_IGNORED, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        + [f"{here}::{name}" for name in INTERRUPT_TESTS],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=here.parents[1],
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert f"{len(INTERRUPT_TESTS)} passed" in done.stdout, done.stdout[-2000:]
 
 
 def test_the_watchdog_stands_down_when_main_returns(tmp_path: Path) -> None:
