@@ -651,6 +651,14 @@ def test_the_interrupt_tests_pass_when_started_with_sigint_ignored_and_no_stdin(
     assert f"{len(INTERRUPT_TESTS)} passed" in done.stdout, done.stdout[-2000:]
 
 
+def test_ci_runs_the_interrupt_tests_with_sigint_ignored() -> None:
+    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    leg = ci.split("(trap '' INT; python -m pytest", 1)[1].split(")", 1)[0]
+    assert [f"tests/test_cli.py::{name}" for name in INTERRUPT_TESTS] == [word for word in leg.split() if "::" in word]
+    assert leg.rstrip().endswith("< /dev/null")
+    assert all(name in globals() for name in INTERRUPT_TESTS)
+
+
 def test_the_watchdog_stands_down_when_main_returns(tmp_path: Path) -> None:
     # main() runs in this process here: it must give the wakeup descriptor back and end its thread.
     sample = tmp_path / "sample.txt"
