@@ -37,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
+import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,18 +48,27 @@ from .stash import encode_value, refs_at_end
 
 __all__ = [
     "RECIPE_KEY",
+    "RESTORE_RETRY_PAUSE",
     "ReductionLog",
     "ReductionRestoreError",
     "rebuild",
     "references_in",
+    "restore_stash",
     "run_blocking",
     "still_describes",
 ]
+
+logger = logging.getLogger(__name__)
 
 RECIPE_KEY = "strands_offload:reductions"
 """The ``agent.state`` key of the recipe."""
 
 _FORMAT = 1
+
+RESTORE_RETRY_PAUSE = 0.5
+"""Seconds between the failed stash step of a restore and its one retry."""
+
+_ROLES = ("user", "assistant")
 
 T = TypeVar("T")
 
@@ -247,22 +258,63 @@ def rebuild(recipe: Any, log: list[Any], session_id: str | None = None) -> list[
                 rebuilt.extend(log[first : last + 1])
                 continue
             recorded = entry["message"]
+            if not (isinstance(recorded, dict) and recorded.get("role") in _ROLES):
+                raise _fail(session_id, "a recorded message is not a user or assistant message")
+            if not isinstance(recorded.get("content"), list):
+                raise _fail(session_id, "a recorded message has no content list")
             content = []
             for item in recorded["content"]:
+                if not isinstance(item, dict):
+                    raise _fail(session_id, "a recorded block is not an object")
                 if "from" in item:
                     position, index = item["from"]
                     if not (0 <= position < count and 0 <= index < len(log[position]["content"])):
                         raise _fail(session_id, f"block {index} of log message {position} is not in the log")
                     content.append(log[position]["content"][index])
-                else:
+                elif isinstance(item["new"], dict):
                     content.append(item["new"])
+                else:
+                    raise _fail(session_id, "a recorded new block is not an object")
             rebuilt.append({k: (content if k == "content" else v) for k, v in recorded.items()})
     except ReductionRestoreError:
         raise
-    except (KeyError, TypeError, ValueError) as error:
+    except Exception as error:  # any shape JSON can take: a tampered recipe is refused, never a crash
         raise _fail(session_id, f"the recipe is malformed ({type(error).__name__}: {error})") from error
     rebuilt.extend(log[count:])
     return rebuilt
+
+
+def restore_stash(resolve: Callable[[], Awaitable[list[str]]], session_id: str | None) -> None:
+    """The stash step of a restore: ``resolve`` returns the references nothing answers.
+
+    A storage failure (an outage, a throttle the storage's own retries did not outlast) is retried
+    once after :data:`RESTORE_RETRY_PAUSE`; a second one, and any unresolved reference, raise
+    :class:`ReductionRestoreError` (the failure chained), before the agent's messages are touched.
+    """
+    for attempt in (1, 2):
+        try:
+            missing = run_blocking(resolve)
+        except Exception as error:
+            if attempt == 1:
+                logger.warning(
+                    "session_id=<%s>, error=<%s> | the stash failed while restoring the recorded reductions, "
+                    "retrying once",
+                    session_id,
+                    error,
+                )
+                time.sleep(RESTORE_RETRY_PAUSE)
+                continue
+            raise ReductionRestoreError(
+                f"session_id=<{session_id}> | the recorded context reductions cannot be restored: the stash "
+                f"storage failed twice ({type(error).__name__}: {error}). Nothing was restored; try again "
+                "once the storage answers."
+            ) from error
+        if missing:
+            raise ReductionRestoreError(
+                f"session_id=<{session_id}> | restored previews name stash entries that neither the "
+                f"stash nor the message log holds: {', '.join(missing)}"
+            )
+        return
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -33,10 +33,9 @@ from ._measure import Measure, end_run, start_run
 from ._persist import (
     RECIPE_KEY,
     ReductionLog,
-    ReductionRestoreError,
     rebuild,
     references_in,
-    run_blocking,
+    restore_stash,
     still_describes,
 )
 from .presets import resolve_strategies
@@ -123,7 +122,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             AgentCore memory), record the pipeline's edits in the agent state, so that an agent
             restored from the session starts with the messages the live one had after its last
             reduction (and summarizes nothing twice). Stashed originals are rebuilt from the log
-            where the stash did not outlive the process; a reference neither holds raises
+            where the stash did not outlive the process; a reference neither holds, a recipe not
+            of ours, and a stash storage that fails twice (retried once) raise
             :class:`ReductionRestoreError` when the agent is restored.
     """
 
@@ -317,12 +317,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 reductions.arrived(message)
             return
         rebuilt = rebuild(recipe, log, agent.session_id)
-        missing = run_blocking(lambda: self._stash_originals(log, references_in(recipe)))
-        if missing:
-            raise ReductionRestoreError(
-                f"session_id=<{agent.session_id}> | restored previews name stash entries that neither the "
-                f"stash nor the message log holds: {', '.join(missing)}"
-            )
+        references = references_in(recipe)
+        restore_stash(lambda: self._stash_originals(log, references), agent.session_id)
         for message in log:
             reductions.arrived(message)
         agent.messages[:] = rebuilt
