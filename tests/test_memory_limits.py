@@ -36,6 +36,16 @@ def report(fn):
         print("other", type(exc).__name__, exc)
     else:
         print("no error")
+
+def report_same(fn, want):
+    try:
+        got = fn()
+    except MemoryError:
+        print("MemoryError")
+    except BaseException as exc:
+        print("other", type(exc).__name__, exc)
+    else:
+        print("same" if got == want else f"differs {got!r:.200} != {want!r:.200}")
 """
 
 
@@ -105,3 +115,126 @@ def test_the_same_calls_succeed_with_room() -> None:
         """
     )
     assert got == "no error"
+
+
+# Issue 36: the JSONPath engine and the tokenizer grow their input-sized buffers
+# through the core's fallible helpers too. Under a cap just above the input, each
+# call either answers or raises MemoryError; an abort (SIGABRT) or a
+# PanicException fails. `answered_or_memory_error` also checks a given answer
+# against the unrestricted one, computed before the cap.
+_ANSWERED_OR_MEMORY_ERROR = ("MemoryError", "same")
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        # 80 MB of numbers: the index of 40 million nodes is far past the cap.
+        'b"[" + b"1," * (40 << 20) + b"1]"',
+        # 80 MB of strings with escapes: decoded key and string buffers as well.
+        'b"[" + b\'"\\\\u00e9\\\\n",\' * (8 << 20) + b\'{"k\\\\u00e9": "\\\\t"}]\'',
+        # The same text, taken from a str the caller holds.
+        '("[" + "1," * (40 << 20) + "1]").encode()',
+    ],
+    ids=["numbers", "escaped-strings", "from-str"],
+)
+def test_json_query_on_a_large_document_under_a_cap(document: str) -> None:
+    got = run_capped(
+        f"""
+        from strands_offload import json_query
+        data = {document}
+        capped(120)
+        report(lambda: json_query(data, "$[0]"))
+        """
+    )
+    assert got == "MemoryError"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "count_tokens(text)",
+        "count_tokens(text, limit=10**12)",
+        "count_tokens(text, 'o200k_base', limit=10**12)",
+        "count_tokens_batch([text, text[: 1 << 20], 'x'])",
+        "preview(text, 10**12, mode='head_tail', encoding='cl100k_base', count=True).head_end",
+        "QueryScorer({'zebra', 'token'}).score_text(text)",
+    ],
+)
+def test_tokenizer_and_scans_of_a_large_text_under_a_cap(call: str) -> None:
+    # 100 MB of text whose pieces are long runs (the encoder's own buffers grow
+    # with a piece) and short words; a cap of 60 MB above it.
+    lines = run_capped(
+        f"""
+        from strands_offload import count_tokens, count_tokens_batch, preview
+        from strands_offload.storage.search.keyword import QueryScorer
+        text = ("token " * 100_000 + "a" * 400_000 + "\\n") * 100
+        want = {call}
+        capped(60)
+        report_same(lambda: {call}, want)
+        """
+    )
+    assert lines in _ANSWERED_OR_MEMORY_ERROR
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # One 64 MB piece: the BPE crate's encoder buffers follow the piece.
+        "count_tokens(one_piece)",
+        "count_tokens(one_piece, limit=10**12)",
+        "count_tokens_batch([one_piece, 'x'])",
+        "preview(one_piece, 10**12, encoding='cl100k_base', count=True)",
+        "_native.encode(one_piece, _native.token_counter('o200k_base'))",
+        # A lone surrogate: the text is repaired into a copy as long as its UTF-8 (mostly
+        # 3-byte characters, so CPython's own encoding peak is no larger than that copy).
+        "count_tokens(surrogates)",
+        "count_tokens_batch(['x', surrogates])",
+        # Token ids of 5 bytes each: the decoded bytes.
+        "decode(ids)",
+    ],
+)
+def test_tokenizer_buffers_past_the_cap_raise_memory_error(call: str) -> None:
+    got = run_capped(
+        f"""
+        from strands_offload import count_tokens, count_tokens_batch, decode, preview
+        one_piece = "a" * (64 << 20)
+        surrogates = "\u4e16\u754c " * (6 << 20) + "\\ud800"
+        ids = [15339] * (10 << 20)
+        capped(70)
+        report(lambda: {call})
+        """
+    )
+    assert got == "MemoryError"
+
+
+def test_bm25_search_of_a_large_text_under_a_cap() -> None:
+    # The index is SQLite's; what our code adds (decoding, hashing, the query) stays
+    # small. A search under the cap answers, or fails with MemoryError, never aborts.
+    lines = run_capped(
+        """
+        import asyncio
+        from strands_offload.storage.in_memory_storage import InMemoryStorage
+        from strands_offload.storage.search.bm25 import Bm25SearchStrategy
+
+        async def main():
+            storage = InMemoryStorage()
+            strategy = Bm25SearchStrategy(in_memory=True)
+            text = ("lorem ipsum dolor " * 200_000 + "zebra crossing\\n").encode() * 10
+            await strategy.index(storage, "big.txt", text)
+            want = [hit.key for hit in await strategy.search(storage, "zebra crossing")]
+            capped(60)
+            async def search():
+                return [hit.key for hit in await strategy.search(storage, "zebra crossing")]
+            try:
+                got = await search()
+            except MemoryError:
+                print("MemoryError")
+            except BaseException as exc:
+                print("other", type(exc).__name__, exc)
+            else:
+                print("same" if got == want == ["big.txt"] else f"differs {got} {want}")
+
+        asyncio.run(main())
+        """
+    )
+    assert lines in _ANSWERED_OR_MEMORY_ERROR

@@ -1,0 +1,106 @@
+"""A thread the OS refuses is counted on the calling thread, never a PanicException.
+
+Counting a text of 128 KB or more splits it over worker threads. Under a process or
+container thread limit the kernel refuses new threads; the count must then come out
+of the calling thread alone, equal to the unrestricted one.
+
+How the limit is made real here: `RLIMIT_NPROC` caps the threads of the process's
+*real user*, but the kernel never applies it to root (uid 0 of the initial user
+namespace is exempt whatever its capabilities), and these tests may run as root. So
+the child imports everything and computes the unrestricted answers first, then, when
+it is root, switches to the unprivileged uid/gid 65534 ("nobody"; `setuid` to a
+non-zero uid also drops every capability), and only then sets `RLIMIT_NPROC` to the
+threads that user already has. It checks that a Python thread is refused before
+trusting the result, so a platform where the limit does not bite is a skip with its
+reason, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_NPROC and /proc are Linux's")
+
+_PRELUDE = """
+import os, resource, sys, threading
+from strands_offload import count_tokens, count_tokens_batch, _native
+
+def threads_of_user(uid):
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        if int(fields["Uid"].split()[0]) == uid:
+            total += int(fields["Threads"])
+    return total
+
+def limit_threads():
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    # Room for nothing beyond the threads this user already runs.
+    cap = threads_of_user(os.getuid())
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+    try:
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+    except RuntimeError:
+        return
+    print("SKIP a new thread was not refused under RLIMIT_NPROC")
+    sys.exit(0)
+
+def report(name, got, want):
+    print(name, "same" if got == want else f"differs {got} != {want}")
+"""
+
+
+def run_limited(body: str) -> list[str]:
+    code = _PRELUDE + textwrap.dedent(body)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    lines = done.stdout.strip().splitlines()
+    if lines and lines[-1].startswith("SKIP "):
+        pytest.skip(lines[-1][5:])
+    return lines
+
+
+@pytest.mark.skipif(os.cpu_count() == 1, reason="one core: long texts are counted on one thread anyway")
+def test_counts_under_a_thread_limit_equal_the_unrestricted_ones() -> None:
+    lines = run_limited(
+        """
+        long = "def f(x):\\n    return x + 1  # it's 2026\\n" * 20_000
+        prose = "They'll say it's fine. Don't worry\\n\\n" * 30_000
+        batch = [long, prose] + [f"line {i} " * 400 for i in range(64)]
+        want = {
+            enc: (count_tokens(long, enc), count_tokens(long, enc, limit=10**9), count_tokens_batch(batch, enc))
+            for enc in ("cl100k_base", "o200k_base")
+        }
+        assert len(long) > 128 * 1024 and len(prose) > 128 * 1024
+        limit_threads()
+        for enc, (whole, limited, many) in want.items():
+            for name, call, expected in (
+                ("count_tokens", lambda: count_tokens(long, enc), whole),
+                ("count_tokens_limit", lambda: count_tokens(long, enc, limit=10**9), limited),
+                ("count_tokens_batch", lambda: count_tokens_batch(batch, enc), many),
+                ("count_in_parts", lambda: _native._count_tokens_in_parts(long, _native.token_counter(enc), 4), whole),
+            ):
+                try:
+                    report(f"{enc} {name}", call(), expected)
+                except BaseException as exc:
+                    print(f"{enc} {name} raised {type(exc).__name__}: {exc}")
+        """
+    )
+    assert len(lines) == 8, lines
+    assert all(line.endswith(" same") for line in lines), lines
