@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,8 @@ from hypothesis import strategies as st
 from strands import Agent, tool
 from strands.hooks.events import BeforeModelCallEvent
 from strands.models.model import CacheConfig
-from strands_offload.bench.prompt_cache import BilledCall, PromptCache, SimClock, simulated_clock
+from strands.types.exceptions import ContextWindowOverflowException
+from strands_offload.bench.prompt_cache import BilledCall, PromptCache, SimClock, bedrock_units, simulated_clock
 from strands_offload.bench.stub_clients import Reply, bedrock_model
 from strands_offload.context_manager import ContextManager, Offload
 
@@ -114,6 +116,8 @@ class Session:
     script: Script
     #: Tokens of the messages of each agent request, counted by the model after the manager ran.
     sizes: list[int] = field(default_factory=list)
+    #: The event loop's projection of each agent request (system prompt and tool specs included).
+    projected: list[int] = field(default_factory=list)
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -182,6 +186,7 @@ def run(
 
     async def _size(event: BeforeModelCallEvent) -> None:  # registered after the manager's: what is sent
         session.sizes.append(await event.agent.model.count_tokens(event.agent.messages))
+        session.projected.append(event.projected_input_tokens or 0)
 
     agent.hooks.add_callback(BeforeModelCallEvent, _size)
     with simulated_clock(clock):
@@ -344,20 +349,24 @@ def test_a_cold_cache_lets_the_pending_edit_apply(ttl: str | None, wait: float, 
 # ------------------------------------------------------------------------------------ 4. forced by the window
 
 
-def _forcing_window(sizes: list[int], index: int) -> int:
-    """The window at which request ``index`` of an unedited session is the first where the messages plus
-    the mean growth per request (``(sizes[i] - sizes[0]) / i``) reach the window."""
-    return math.ceil(sizes[index] + (sizes[index] - sizes[0]) / index)
+def _forcing_window(session: Session, index: int) -> int:
+    """The window at which request ``index`` of an unedited session is the first where the request (as
+    the event loop projects it: system prompt and tool specs included) plus the mean growth of the
+    messages per request (``(sizes[i] - sizes[0]) / i``) reaches the window."""
+    sizes = session.sizes
+    return math.ceil(session.projected[index] + (sizes[index] - sizes[0]) / index)
 
 
 def test_the_window_forces_the_pending_edit() -> None:
     free = run([truncate(cache_aware=True)], DEFERRED, window=DEFERRED_WINDOW)
     sizes, last = free.sizes, len(free.sizes) - 1
     assert all(free.state(request)["t0_0"] == "full" for request in free.requests[1:])  # nothing edited
-    window = _forcing_window(sizes, last)
+    window = _forcing_window(free, last)
     eligible = free.first_carrying("t1_0")
-    # Before the last request, the messages plus the growth expected of one more call stay below it.
-    assert all(sizes[i] + (sizes[i] - sizes[0]) / i < window for i in range(eligible, last))
+    # Before the last request, the request plus the growth expected of one more call stay below it.
+    assert all(free.projected[i] + (sizes[i] - sizes[0]) / i < window for i in range(eligible, last))
+    # The messages alone are far from it: the system prompt and the tool specs count.
+    assert sizes[last] + (sizes[last] - sizes[0]) / last < window - 300
 
     tight = run([truncate(cache_aware=True)], DEFERRED, window=window)
     for request in tight.requests[eligible:last]:
@@ -486,3 +495,151 @@ def test_requests_stay_within_the_window_with_pairs_intact(
         assert asyncio.run(session.model.count_tokens(request["messages"])) <= window
     for request in session.all_requests():
         assert _pairs_intact(request), json.dumps(request)[:2000]
+
+
+# ------------------------------------------------------------------------------------ 8. the whole request
+
+
+class Overflowing:
+    """A responder that refuses, as the provider does, a request whose input exceeds ``window``.
+
+    The input is the provider's count (tools, system prompt and messages, as the simulated cache
+    bills them); a refused request is counted and nothing else happens (no bill, no answer).
+    """
+
+    def __init__(self, script: Script, cache: PromptCache, window: int) -> None:
+        self.script, self.cache, self.window = script, cache, window
+        self.overflows = 0
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        tokens = sum(self.cache.count(unit.key) for unit in bedrock_units(request))
+        if tokens > self.window:
+            self.overflows += 1
+            self.cache.calls.append(BilledCall(0, 0, 0, 0, 0, self.cache.clock(), "overflow"))  # keeps the zip
+            raise ContextWindowOverflowException(f"input of {tokens} tokens is too long")
+        return self.script(request)
+
+
+def _sized_tools(spec_tokens: int) -> list[Any]:
+    """``fetch`` and ``grep`` with descriptions of about ``spec_tokens`` tokens between them."""
+    rules = " ".join(f"Rule {i}: parts are numbered from zero." for i in range(spec_tokens * 4 // 2 // 36))
+    return [
+        tool(name=name, description=f"{name.capitalize()} one part of the dataset. {rules}")(
+            lambda part, size: _body(part, size)  # noqa: ARG005 - the arguments are the tool's
+        )
+        for name in ("fetch", "grep")
+    ]
+
+
+def run_sized(
+    strategies: list[Any], turns: Sequence[Turn], *, window: int, prompt_tokens: int, spec_tokens: int
+) -> tuple[Session, Overflowing]:
+    """:func:`run` with a system prompt and tool specs of about the given sizes, on a provider that
+    refuses requests above ``window`` (the manager recovers and retries, as with any provider)."""
+    clock = SimClock()
+    cache = PromptCache(clock, min_tokens=256)
+    script = Script(clock)
+    responder = Overflowing(script, cache, window)
+    model = bedrock_model(cache, responder, context_window_limit=window, cache_config=AUTO)
+    manager = ContextManager(strategies=strategies, stash=False)
+    prompt = " ".join(f"Guideline {i}: be terse and exact." for i in range(prompt_tokens * 4 // 32)) or SYSTEM_PROMPT
+    agent = Agent(
+        model=model,
+        system_prompt=prompt,
+        tools=_sized_tools(spec_tokens),
+        context_manager=manager,
+        callback_handler=None,
+    )
+    session = Session(agent, model, cache, script)
+    with simulated_clock(clock):
+        for number, turn in enumerate(turns):
+            script.plan(number, turn)
+            try:
+                agent(f"turn {number}: look it up " + "word " * (turn.prompt * 4 // 5))
+            except ContextWindowOverflowException:
+                break  # no strategy could make room: the session ends here, its overflows counted
+            clock.advance(turn.then_wait)
+    return session, responder
+
+
+@dataclass
+class SizedSession:
+    """A random session: turns, the sizes of what every request carries besides them, the pipeline."""
+
+    turns: list[Turn]
+    prompt_tokens: int
+    spec_tokens: int
+    window: int
+    threshold: int
+    preserve_recent: int
+    summarize_at: float | None
+
+    @classmethod
+    def from_seed(cls, seed: int) -> SizedSession:
+        draw = random.Random(seed)
+        turns = [
+            Turn(
+                [(draw.choice(["fetch", "grep"]), draw.randint(300, 2500)) for _ in range(draw.randint(1, 2))],
+                prompt=draw.choice([0, 0, 400, 1500]),
+                then_wait=draw.choice([10.0, 60.0, 310.0]),
+            )
+            for _ in range(draw.randint(3, 8))
+        ]
+        return cls(
+            turns,
+            prompt_tokens=draw.choice([500, 2000, 4000, 8000]),
+            spec_tokens=draw.choice([200, 1000, 3000]),
+            window=draw.choice([14_000, 16_000, 20_000]),
+            threshold=draw.choice([300, 600, 1200]),
+            preserve_recent=draw.randint(1, 3),
+            summarize_at=draw.choice([None, None, None, 0.9]),
+        )
+
+    def pipeline(self, cache_aware: bool) -> list[Any]:
+        truncating = Offload.truncate("tool_results", {"preview_tokens": PREVIEW_TOKENS}).when(
+            threshold=self.threshold, preserve_recent=self.preserve_recent, cache_aware=cache_aware
+        )
+        if self.summarize_at is None:
+            return [truncating]
+        return [truncating, Offload.summarize("*").when(utilization=self.summarize_at, preserve_recent=2)]
+
+    def overflows(self, cache_aware: bool) -> int:
+        """Requests the provider refused for their size (the manager recovered from them, or gave up)."""
+        sizes = {"window": self.window, "prompt_tokens": self.prompt_tokens, "spec_tokens": self.spec_tokens}
+        return run_sized(self.pipeline(cache_aware), self.turns, **sizes)[1].overflows
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_no_session_overflows_with_the_option_where_it_does_not_without_it(seed: int) -> None:
+    # The request carries the system prompt and the tool specs as well as the messages: the
+    # window forces a pending edit on what the model call will send (the event loop's projection),
+    # so waiting never costs a request the plain strategy's edits would have kept within it.
+    session = SizedSession.from_seed(seed)
+    plain, aware = session.overflows(False), session.overflows(True)
+    assert aware == 0 or plain > 0, (session, aware, plain)
+    assert aware <= plain, (session, aware, plain)
+
+
+def test_the_system_prompt_and_tool_specs_count_toward_the_window_that_forces_the_edit() -> None:
+    # A 4,000-token system prompt and 3,000 tokens of tool specs: counting the messages alone, the
+    # pending edits of the two old results waited and the request sent went over the window.
+    turns = [
+        fetches(947),
+        fetches(1804),
+        Turn([("grep", 1757), ("grep", 1906)], prompt=400, then_wait=60.0),
+        fetches(1754, prompt=400),
+    ]
+    sizes = {"window": 16_000, "prompt_tokens": 4000, "spec_tokens": 3000}
+    plain_session, plain = run_sized([truncate(cache_aware=False, preserve_recent=2)], turns, **sizes)
+    session, aware = run_sized([truncate(cache_aware=True, preserve_recent=2)], turns, **sizes)
+    assert plain.overflows == 0 and aware.overflows == 0
+    assert max(call.prompt_tokens for call in session.calls) <= 16_000
+    # It still waited while the window allowed: some request carried an eligible result whole.
+    waited = [
+        use_id
+        for request, sent in zip(session.requests, plain_session.requests, strict=False)
+        for use_id, state in session.state(request).items()
+        if state == "full" and plain_session.state(sent).get(use_id) == "preview"
+    ]
+    assert waited

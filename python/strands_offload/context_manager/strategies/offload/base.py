@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 from strands.hooks.events import MessageAddedEvent
 
+from .... import _seam
 from ...._native import TokenCounter
 from ... import _prompt_cache
 from ..._edits import EditRecorder, now_ns
@@ -347,7 +348,7 @@ class BaseOffloadStrategy(ABC):
         limit: int | None = getattr(context.agent.model, "context_window_limit", None)
         if not limit:
             return True  # no window to plan against: the option stays out of the way
-        tokens = await measure.messages(messages)
+        tokens = await self._request_tokens(context.agent, messages, measure)
         growth = view.growth_per_call()
         if growth is None:
             return tokens >= limit  # no growth seen yet: wait one request, unless already over
@@ -358,6 +359,18 @@ class BaseOffloadStrategy(ABC):
         calls = (limit - tokens) / growth if growth > 0 else math.inf
         premium = _prompt_cache.write_price(context.agent.model) - _prompt_cache.READ_PRICE
         return bool(freed * _prompt_cache.READ_PRICE * calls >= premium * rewrite)
+
+    @staticmethod
+    async def _request_tokens(agent: Agent, messages: list[Any], measure: Measure) -> int:
+        """What the model call will send: the event loop's projection, system prompt and tool specs included.
+
+        The messages alone when it cannot be made (a model whose counting fails).
+        """
+        try:
+            return await _seam.projected_input_tokens(agent, messages)
+        except Exception:
+            logger.debug("agent_id=<%s> | projecting the request failed, counting the messages", agent.agent_id)
+            return await measure.messages(messages)
 
     def _expected_freed(self, tokens: int) -> int:
         """Tokens an edit of a block holding ``tokens`` is expected to free (all of them by default)."""
