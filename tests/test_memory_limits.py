@@ -80,6 +80,17 @@ def test_json_dumps_with_indent_raises_memory_error() -> None:
     assert got == "MemoryError"
 
 
+def test_json_dumps_with_a_huge_indent_raises_memory_error() -> None:
+    # The indent text (40 MB, made by Python under the cap) is copied for the writer.
+    got = run_capped(
+        """
+        capped(60)
+        report(lambda: json_dumps([[1]], indent=40 << 20))
+        """
+    )
+    assert got == "MemoryError"
+
+
 def test_search_with_a_huge_budget_raises_memory_error() -> None:
     # Every line matches: the answer (numbered lines) is larger than the text.
     got = run_capped(
@@ -120,8 +131,8 @@ def test_the_same_calls_succeed_with_room() -> None:
 # Issue 36: the JSONPath engine and the tokenizer grow their input-sized buffers
 # through the core's fallible helpers too. Under a cap just above the input, each
 # call either answers or raises MemoryError; an abort (SIGABRT) or a
-# PanicException fails. `answered_or_memory_error` also checks a given answer
-# against the unrestricted one, computed before the cap.
+# PanicException fails. Where a call may still answer under the cap,
+# `report_same` checks the answer against the one computed before the cap.
 _ANSWERED_OR_MEMORY_ERROR = ("MemoryError", "same")
 
 
@@ -163,7 +174,7 @@ def test_json_query_on_a_large_document_under_a_cap(document: str) -> None:
 def test_tokenizer_and_scans_of_a_large_text_under_a_cap(call: str) -> None:
     # 100 MB of text whose pieces are long runs (the encoder's own buffers grow
     # with a piece) and short words; a cap of 60 MB above it.
-    lines = run_capped(
+    got = run_capped(
         f"""
         from strands_offload import count_tokens, count_tokens_batch, preview
         from strands_offload.storage.search.keyword import QueryScorer
@@ -173,7 +184,7 @@ def test_tokenizer_and_scans_of_a_large_text_under_a_cap(call: str) -> None:
         report_same(lambda: {call}, want)
         """
     )
-    assert lines in _ANSWERED_OR_MEMORY_ERROR
+    assert got in _ANSWERED_OR_MEMORY_ERROR
 
 
 @pytest.mark.parametrize(
@@ -210,7 +221,7 @@ def test_tokenizer_buffers_past_the_cap_raise_memory_error(call: str) -> None:
 def test_bm25_search_of_a_large_text_under_a_cap() -> None:
     # The index is SQLite's; what our code adds (decoding, hashing, the query) stays
     # small. A search under the cap answers, or fails with MemoryError, never aborts.
-    lines = run_capped(
+    got = run_capped(
         """
         import asyncio
         from strands_offload.storage.in_memory_storage import InMemoryStorage
@@ -237,4 +248,4 @@ def test_bm25_search_of_a_large_text_under_a_cap() -> None:
         asyncio.run(main())
         """
     )
-    assert lines in _ANSWERED_OR_MEMORY_ERROR
+    assert got in _ANSWERED_OR_MEMORY_ERROR

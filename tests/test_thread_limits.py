@@ -104,3 +104,48 @@ def test_counts_under_a_thread_limit_equal_the_unrestricted_ones() -> None:
     )
     assert len(lines) == 8, lines
     assert all(line.endswith(" same") for line in lines), lines
+
+
+@pytest.mark.skipif(os.cpu_count() == 1, reason="one core: long texts are counted on one thread anyway")
+def test_an_agent_with_an_exact_tokenizer_runs_under_a_thread_limit() -> None:
+    # The offloader counts an 800 KB tool result with the BPE tokenizer; the tool is
+    # async, so the SDK itself needs no thread for it.
+    lines = run_limited(
+        """
+        import asyncio
+        from strands import Agent, tool
+        from strands_offload import ContextOffloader
+        from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
+
+        BIG = "def f(x):\\n    return x + 1  # it's 2026\\n" * 20_000
+
+        @tool
+        async def produce(size: int) -> str:
+            \"\"\"Return a large text.\"\"\"
+            return BIG
+
+        def script(messages):
+            if not any("toolResult" in block for block in messages[-1]["content"]):
+                return Reply("", [ToolCall("produce", {"size": 1}, "tooluse_big")])
+            return Reply("done")
+
+        def run():
+            agent = Agent(
+                model=ScriptedModel(script),
+                tools=[produce],
+                plugins=[ContextOffloader(tokenizer="cl100k_base")],
+                callback_handler=None,
+            )
+            asyncio.run(agent.invoke_async("go"))
+            return [block["toolResult"] for m in agent.messages for block in m["content"] if "toolResult" in block]
+
+        want = run()
+        assert want[0]["content"][0]["text"].startswith("[Offloaded"), want
+        limit_threads()
+        try:
+            report("invoke_async", run(), want)
+        except BaseException as exc:
+            print(f"invoke_async raised {type(exc).__name__}: {exc}")
+        """
+    )
+    assert lines == ["invoke_async same"]

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::counter::{token_err, TokenCounter};
-use crate::errors::detach_checked;
+use crate::errors::{detach_checked, memory_error};
 
 /// A Python string as UTF-8: borrowed when it is valid, repaired when it has surrogates.
 pub(crate) enum Utf8<'a> {
@@ -45,7 +45,12 @@ pub(crate) fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
                 )?
             };
             let bytes = encoded.cast::<PyBytes>()?;
-            Ok(Utf8::Repaired(tokens::from_surrogatepass(bytes.as_bytes())))
+            // The repaired copy is as long as the text: a refusal is MemoryError.
+            offload_core::alloc::catch_out_of_memory(|| {
+                tokens::from_surrogatepass(bytes.as_bytes())
+            })
+            .map(Utf8::Repaired)
+            .map_err(memory_error)
         }
     }
 }
@@ -197,7 +202,7 @@ pub(crate) fn count_utf8(
     if text.len() > DETACH_ABOVE {
         detach_checked(py, count)
     } else {
-        Ok(count())
+        offload_core::alloc::catch_out_of_memory(count).map_err(memory_error)
     }
 }
 

@@ -149,7 +149,7 @@ pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> O
         &window[..last_safe_split(window)?]
     };
     let tok = bpe.tokenizer();
-    let mut ends = Vec::with_capacity(want.min(1 << 16));
+    let mut ends = crate::alloc::vec_with_capacity(want.min(1 << 16));
     let mut offset = 0usize;
     'pieces: for piece in Pieces::new(region, bpe) {
         for id in encode_piece(piece, bpe) {
@@ -157,7 +157,7 @@ pub fn leading_token_ends(window: &str, whole: bool, bpe: Bpe, want: usize) -> O
                 break 'pieces;
             }
             offset += tok.bpe.token_len(id);
-            ends.push(offset);
+            crate::alloc::push(&mut ends, offset);
         }
         if ends.len() == want {
             break;
@@ -184,7 +184,8 @@ pub fn trailing_token_starts(
     let tok = bpe.tokenizer();
     let mut lens: Vec<usize> = Vec::new();
     for piece in Pieces::new(&window[start..], bpe) {
-        lens.extend(
+        crate::alloc::extend_iter(
+            &mut lens,
             encode_piece(piece, bpe)
                 .into_iter()
                 .map(|id| tok.bpe.token_len(id)),
@@ -193,7 +194,7 @@ pub fn trailing_token_starts(
     if lens.len() < want && !whole {
         return None;
     }
-    let mut starts = Vec::with_capacity(want.min(lens.len()));
+    let mut starts = crate::alloc::vec_with_capacity(want.min(lens.len()));
     let mut pos = window.len();
     for len in lens.iter().rev().take(want) {
         pos -= len;

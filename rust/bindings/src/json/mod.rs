@@ -15,9 +15,9 @@ mod errors;
 mod guard;
 mod numbers;
 mod object_out;
-mod objects;
+pub(crate) mod objects;
 mod stack_room;
-mod text;
+pub(crate) mod text;
 mod walker;
 
 pub(crate) use guard::AddrHasher;
@@ -40,10 +40,13 @@ fn layout_for(indent: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layout>> {
     };
     // An indent holding a lone surrogate makes text that is not UTF-8:
     // `json.dumps` writes that call (`None`).
-    Ok(text
-        .to_str()
-        .ok()
-        .map(|t| Layout::Indent(t.as_bytes().to_vec())))
+    let Ok(text) = text.to_str() else {
+        return Ok(None);
+    };
+    // The copy is as long as the indent the caller chose: a refusal is MemoryError.
+    offload_core::alloc::catch_out_of_memory(|| offload_core::alloc::to_vec(text.as_bytes()))
+        .map(|t| Some(Layout::Indent(t)))
+        .map_err(crate::errors::memory_error)
 }
 
 /// What a finished walk gives: the sink and the single-line length.

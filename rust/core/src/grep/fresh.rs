@@ -88,7 +88,7 @@ fn number_hits<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize], needed: usi
         return Found::default();
     };
     let bytes = index.bytes();
-    let mut first_lines = Vec::with_capacity(hits.len().min(needed));
+    let mut first_lines = crate::alloc::vec_with_capacity(hits.len().min(needed));
     let mut prev: Option<(usize, usize)> = None;
     for &hit in hits.iter().take(needed) {
         let line = match prev {
@@ -97,7 +97,7 @@ fn number_hits<S: AsRef<[u8]>>(index: &TextIndex<S>, hits: &[usize], needed: usi
             }
             _ => index.line_of(hit),
         };
-        first_lines.push(line);
+        crate::alloc::push(&mut first_lines, line);
         prev = Some((hit, line));
     }
     Found {

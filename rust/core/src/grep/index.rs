@@ -91,7 +91,7 @@ struct Census {
 /// `follower` reads each block and is told after every [`GROUP`] blocks and at the
 /// end how far the read went: a search can follow while the bytes are in cache.
 fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<Census, GrepError> {
-    let mut blocks = Vec::with_capacity(data.len() / BLOCK + 1);
+    let mut blocks = crate::alloc::vec_with_capacity(data.len() / BLOCK + 1);
     let mut newlines = 0;
     let mut is_ascii = true;
     let mut run_start: Option<usize> = None;
@@ -99,7 +99,7 @@ fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<C
         if b % GROUP == 0 && b > 0 {
             follower.advance(data, b * BLOCK);
         }
-        blocks.push(newlines);
+        crate::alloc::push(&mut blocks, newlines);
         let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len());
         newlines += n;
         is_ascii &= mask == 0;
@@ -151,7 +151,7 @@ fn validate_utf8(data: &[u8], offset: usize) -> Result<(), GrepError> {
 
 /// Replaces each WTF-8 encoded surrogate (`ED A0..BF 80..BF`) by U+FFFD.
 fn replace_surrogates(data: &[u8]) -> Vec<u8> {
-    let mut out = data.to_vec();
+    let mut out = crate::alloc::to_vec(data);
     let mut i = 0;
     while let Some(off) = memchr::memchr(0xED, &out[i..]) {
         let p = i + off;

@@ -118,7 +118,7 @@ fn respond<S: AsRef<[u8]>>(
                 let b = m.saturating_add(context).min(last);
                 match runs.last_mut() {
                     Some(run) if a <= run.1.saturating_add(1) => run.1 = run.1.max(b),
-                    _ => runs.push((a, b)),
+                    _ => crate::alloc::push(&mut runs, (a, b)),
                 }
             }
             // The last run ends `context` lines after the last match (within scope).

@@ -302,7 +302,7 @@ impl<S: Sink> JsonWriter<S> {
         if self.indented {
             self.line_len = 1 + self.indent.len() * depth;
             while self.breaks.len() < 1 + self.line_len {
-                self.breaks.extend_from_slice(&self.indent);
+                crate::alloc::extend(&mut self.breaks, &self.indent);
             }
         }
     }

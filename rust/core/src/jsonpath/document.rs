@@ -255,13 +255,16 @@ impl Parser<'_> {
 
     fn push_scalar(&mut self, kind: Kind, flag: bool, start: usize, end: usize) {
         let next = (self.nodes.len() + 1) as u32;
-        self.nodes.push(Node {
-            kind,
-            flag,
-            a: start as u32,
-            b: end as u32,
-            next,
-        });
+        crate::alloc::push(
+            &mut self.nodes,
+            Node {
+                kind,
+                flag,
+                a: start as u32,
+                b: end as u32,
+                next,
+            },
+        );
     }
 
     /// Parse a string whose opening quote is at `self.pos`; push a node.
@@ -396,13 +399,16 @@ impl Parser<'_> {
                         return Err(self.err("Nesting too deep (over 10000 levels)", self.pos));
                     }
                     let node = self.nodes.len();
-                    self.nodes.push(Node {
-                        kind: if object { Kind::Object } else { Kind::Array },
-                        flag: false,
-                        a: 0,
-                        b: 0,
-                        next: 0,
-                    });
+                    crate::alloc::push(
+                        &mut self.nodes,
+                        Node {
+                            kind: if object { Kind::Object } else { Kind::Array },
+                            flag: false,
+                            a: 0,
+                            b: 0,
+                            next: 0,
+                        },
+                    );
                     self.pos += 1;
                     self.skip_ws();
                     let close = if object { b'}' } else { b']' };
@@ -413,11 +419,14 @@ impl Parser<'_> {
                         if object {
                             self.key()?;
                         }
-                        stack.push(Open {
-                            node,
-                            count: 0,
-                            object,
-                        });
+                        crate::alloc::push(
+                            &mut stack,
+                            Open {
+                                node,
+                                count: 0,
+                                object,
+                            },
+                        );
                         continue 'value;
                     }
                 }
@@ -498,7 +507,7 @@ impl<'a> Document<'a> {
             bytes,
             pos: 0,
             // A rough guess that avoids most regrowth for typical documents.
-            nodes: Vec::with_capacity(bytes.len() / 16 + 4),
+            nodes: crate::alloc::vec_with_capacity(bytes.len() / 16 + 4),
             wording,
         };
         parser.run().map_err(DocumentError::Syntax)?;
@@ -538,7 +547,7 @@ impl<'a> Document<'a> {
         if !n.flag {
             return std::borrow::Cow::Borrowed(raw.as_bytes());
         }
-        let mut out = Vec::with_capacity(raw.len());
+        let mut out = crate::alloc::vec_with_capacity(raw.len());
         for cp in decode_escaped(raw) {
             push_wtf8(&mut out, cp);
         }
@@ -549,19 +558,27 @@ impl<'a> Document<'a> {
 /// Append code point `cp` (surrogates allowed) in WTF-8.
 pub fn push_wtf8(out: &mut Vec<u8>, cp: u32) {
     match cp {
-        0..=0x7f => out.push(cp as u8),
-        0x80..=0x7ff => out.extend_from_slice(&[0xc0 | (cp >> 6) as u8, 0x80 | (cp & 0x3f) as u8]),
-        0x800..=0xffff => out.extend_from_slice(&[
-            0xe0 | (cp >> 12) as u8,
-            0x80 | ((cp >> 6) & 0x3f) as u8,
-            0x80 | (cp & 0x3f) as u8,
-        ]),
-        _ => out.extend_from_slice(&[
-            0xf0 | (cp >> 18) as u8,
-            0x80 | ((cp >> 12) & 0x3f) as u8,
-            0x80 | ((cp >> 6) & 0x3f) as u8,
-            0x80 | (cp & 0x3f) as u8,
-        ]),
+        0..=0x7f => crate::alloc::push(out, cp as u8),
+        0x80..=0x7ff => {
+            crate::alloc::extend(out, &[0xc0 | (cp >> 6) as u8, 0x80 | (cp & 0x3f) as u8])
+        }
+        0x800..=0xffff => crate::alloc::extend(
+            out,
+            &[
+                0xe0 | (cp >> 12) as u8,
+                0x80 | ((cp >> 6) & 0x3f) as u8,
+                0x80 | (cp & 0x3f) as u8,
+            ],
+        ),
+        _ => crate::alloc::extend(
+            out,
+            &[
+                0xf0 | (cp >> 18) as u8,
+                0x80 | ((cp >> 12) & 0x3f) as u8,
+                0x80 | ((cp >> 6) & 0x3f) as u8,
+                0x80 | (cp & 0x3f) as u8,
+            ],
+        ),
     }
 }
 
@@ -579,11 +596,11 @@ fn hex4(h: &[u8]) -> Option<u32> {
 /// surrogate stays as it is.
 pub fn decode_escaped(raw: &str) -> Vec<u32> {
     let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(raw.len());
+    let mut out = crate::alloc::vec_with_capacity(raw.len());
     let mut i = 0;
     while let Some(c) = raw.get(i..).and_then(|rest| rest.chars().next()) {
         if c != '\\' {
-            out.push(u32::from(c));
+            crate::alloc::push(&mut out, u32::from(c));
             i += c.len_utf8();
             continue;
         }
@@ -612,7 +629,7 @@ pub fn decode_escaped(raw: &str) -> Vec<u32> {
             }
             other => u32::from(other),
         };
-        out.push(cp);
+        crate::alloc::push(&mut out, cp);
     }
     out
 }

@@ -75,7 +75,7 @@ pub fn children(doc: &Document<'_>, node: u32, out: &mut Vec<(u32, u32)>) {
         Kind::Array => {
             let mut cur = node + 1;
             for _ in 0..n.a {
-                out.push((NO_KEY, cur));
+                crate::alloc::push(out, (NO_KEY, cur));
                 cur = doc.node(cur).next;
             }
         }
@@ -84,6 +84,9 @@ pub fn children(doc: &Document<'_>, node: u32, out: &mut Vec<(u32, u32)>) {
             let mut cur = node + 1;
             let big = n.a as usize > LINEAR_MEMBERS;
             let mut seen: HashMap<Cow<'_, [u8]>, usize> = HashMap::new();
+            if big && seen.try_reserve(n.a as usize).is_err() {
+                crate::alloc::out_of_memory((n.a as usize).saturating_mul(32));
+            }
             for _ in 0..n.a {
                 let key = cur;
                 let value = cur + 1;
@@ -102,7 +105,7 @@ pub fn children(doc: &Document<'_>, node: u32, out: &mut Vec<(u32, u32)>) {
                 };
                 match earlier {
                     Some(i) => out[i].1 = value,
-                    None => out.push((key, value)),
+                    None => crate::alloc::push(out, (key, value)),
                 }
             }
         }
@@ -381,8 +384,8 @@ impl Selection<'_, '_, '_> {
         let doc = self.doc;
         self.spend(1)?;
         match selector {
-            Selector::Name(name) => out.extend(member(doc, node, name)),
-            Selector::Index(i) => out.extend(item(doc, node, *i)),
+            Selector::Name(name) => crate::alloc::extend_iter(out, member(doc, node, name)),
+            Selector::Index(i) => crate::alloc::extend_iter(out, item(doc, node, *i)),
             Selector::Slice { start, end, step } => {
                 if doc.node(node).kind != Kind::Array {
                     return Ok(());
@@ -391,7 +394,8 @@ impl Selection<'_, '_, '_> {
                 children(doc, node, &mut self.scratch);
                 self.spend(self.scratch.len() as u64)?;
                 let items = &self.scratch;
-                out.extend(
+                crate::alloc::extend_iter(
+                    out,
                     slice_positions(items.len(), *start, *end, *step)
                         .filter_map(|p| items.get(p).map(|c| c.1)),
                 );
@@ -400,14 +404,15 @@ impl Selection<'_, '_, '_> {
                 self.scratch.clear();
                 children(doc, node, &mut self.scratch);
                 self.spend(self.scratch.len() as u64)?;
-                out.extend(self.scratch.iter().map(|c| c.1));
+                crate::alloc::extend_iter(out, self.scratch.iter().map(|c| c.1));
             }
             Selector::Filter(filter) => {
                 self.scratch.clear();
                 children(doc, node, &mut self.scratch);
                 let cost = (self.scratch.len() as u64).saturating_mul(filter_cost(filter));
                 self.spend(cost)?;
-                out.extend(
+                crate::alloc::extend_iter(
+                    out,
                     self.scratch
                         .iter()
                         .map(|c| c.1)
@@ -425,10 +430,10 @@ impl Selection<'_, '_, '_> {
         let mut lists: Vec<(u32, u32)> = Vec::new();
         // Per open container: (start of its list in `lists`, next position).
         let mut frames: Vec<(usize, usize)> = Vec::new();
-        out.push(node);
+        crate::alloc::push(out, node);
         let start = lists.len();
         children(doc, node, &mut lists);
-        frames.push((start, start));
+        crate::alloc::push(&mut frames, (start, start));
         while let Some(frame) = frames.last_mut() {
             let (begin, pos) = *frame;
             // The top frame's list runs to the end of `lists`.
@@ -439,7 +444,7 @@ impl Selection<'_, '_, '_> {
             }
             frame.1 += 1;
             let child = lists[pos].1;
-            out.push(child);
+            crate::alloc::push(out, child);
             if out.len() > MAX_SELECTED {
                 return Err(SelectLimit::TooManyMatches);
             }
@@ -448,7 +453,7 @@ impl Selection<'_, '_, '_> {
             if matches!(kind, Kind::Array | Kind::Object) && doc.node(child).a > 0 {
                 let at = lists.len();
                 children(doc, child, &mut lists);
-                frames.push((at, at));
+                crate::alloc::push(&mut frames, (at, at));
             }
         }
         Ok(())

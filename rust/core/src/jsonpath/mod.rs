@@ -108,7 +108,8 @@ fn write_array(
     }
     // Child lists of open containers stacked in one buffer; frames hold
     // (start of the list, next position, is an object).
-    let mut lists: Vec<(u32, u32)> = matches.iter().map(|&m| (NO_KEY, m)).collect();
+    let mut lists: Vec<(u32, u32)> = crate::alloc::vec_with_capacity(matches.len());
+    crate::alloc::extend_iter(&mut lists, matches.iter().map(|&m| (NO_KEY, m)));
     let mut frames: Vec<(usize, usize, bool)> = vec![(0, 0, false)];
     w.begin_array();
     while let Some(frame) = frames.last_mut() {
@@ -142,7 +143,7 @@ fn write_array(
             } else {
                 w.begin_array();
             }
-            frames.push((at, at, n.kind == Kind::Object));
+            crate::alloc::push(&mut frames, (at, at, n.kind == Kind::Object));
         } else {
             write_scalar(doc, value, w);
         }
@@ -158,7 +159,7 @@ pub fn query_json(data: &[u8], query: &str) -> Result<(usize, String), JsonQuery
     let matches = eval::select(&doc, &parsed)?;
     let mut out = Vec::new();
     write_matches(&doc, &matches, usize::MAX, &mut out);
-    Ok((matches.len(), String::from_utf8_lossy(&out).into_owned()))
+    Ok((matches.len(), ascii_text(out)))
 }
 
 /// The retrieval tool's answer to `query` on stored JSON `data`.
@@ -203,12 +204,25 @@ pub fn query_result_text_worded(
         let cut = head.iter().rposition(|&b| b == b'\n').unwrap_or(head.len());
         body.truncate(cut);
     }
-    let mut text = format!("[{} {noun} for {query}]\n\n", matches.len());
-    text.push_str(&String::from_utf8_lossy(&body));
+    let header = format!("[{} {noun} for {query}]\n\n", matches.len());
+    let mut text = crate::alloc::string_with_capacity(
+        header.len() + body.len() + if truncated { TRUNCATION_NOTE.len() } else { 0 },
+    );
+    text.push_str(&header);
+    text.push_str(&ascii_text(body));
     if truncated {
         text.push_str(TRUNCATION_NOTE);
     }
     Ok(text)
+}
+
+/// The writer's output as a `String` without a copy (it is ASCII, written with
+/// `ensure_ascii`; anything else would be replaced as `from_utf8_lossy` does).
+fn ascii_text(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -196,8 +196,10 @@ impl TokenIndex {
         let n = enc.num_tokens();
         let size = (n * 2).next_power_of_two();
         let mask = size - 1;
-        let mut slots = vec![EMPTY; size];
-        let mut pairs = vec![EMPTY; 1 << 16];
+        let mut slots = crate::alloc::vec_with_capacity(size);
+        slots.resize(size, EMPTY);
+        let mut pairs = crate::alloc::vec_with_capacity(1 << 16);
+        pairs.resize(1 << 16, EMPTY);
         let mut longest = 0;
         for id in 0..n as u32 {
             longest = longest.max(enc.token_len(id));
@@ -336,7 +338,17 @@ fn piece_count(tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
         merge_small(&tok.bpe, index, piece, |_, _| n += 1);
         return n;
     }
+    crate::alloc::ensure_room(crate_encoder_bytes(piece.len()));
     tok.bpe.count(piece)
+}
+
+/// About what the `bpe` crate's backtracking encoder allocates for a piece of
+/// `len` bytes: its token buffer (a third of the length, 4 bytes each, grown
+/// once) and a bit per byte. The crate's buffers are not ours: asking for this
+/// first (see [`crate::alloc::ensure_room`]) makes a refusal an unwind here
+/// rather than an abort inside it.
+fn crate_encoder_bytes(len: usize) -> usize {
+    len.saturating_mul(2).saturating_add(len / 8)
 }
 
 /// Appends the token ids of one pre-tokenizer piece.
@@ -355,6 +367,7 @@ fn piece_encode(tok: &Tokenizer, index: &TokenIndex, piece: &[u8], out: &mut Vec
         });
         return;
     }
+    crate::alloc::ensure_room(crate_encoder_bytes(piece.len()));
     crate::alloc::extend(out, &tok.bpe.encode_via_backtracking(piece));
 }
 
@@ -446,13 +459,13 @@ pub fn encode(text: &str, bpe: Bpe) -> Vec<u32> {
 pub fn decode_bytes(tokens: &[u32], bpe: Bpe) -> Result<Vec<u8>, TokenError> {
     let enc = &bpe.tokenizer().bpe;
     let n = enc.num_tokens();
-    let mut out = Vec::with_capacity(tokens.len() * 4);
+    let mut out = crate::alloc::vec_with_capacity(tokens.len().saturating_mul(4));
     let special = bpe.special_tokens();
     for &t in tokens {
         if (t as usize) < n {
-            out.extend_from_slice(enc.token_bytes(t));
+            crate::alloc::extend(&mut out, enc.token_bytes(t));
         } else if let Some((_, text)) = special.iter().find(|(id, _)| *id == t) {
-            out.extend_from_slice(text.as_bytes());
+            crate::alloc::extend(&mut out, text.as_bytes());
         } else {
             return Err(TokenError::UnknownToken(t));
         }
@@ -466,7 +479,18 @@ pub fn decode(tokens: &[u32], bpe: Bpe) -> Result<String, TokenError> {
     let bytes = decode_bytes(tokens, bpe)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        Err(e) => {
+            // As `from_utf8_lossy`, growing through the fallible helpers.
+            let bytes = e.as_bytes();
+            let mut text = crate::alloc::string_with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                crate::alloc::push_str(&mut text, chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    crate::alloc::push_char(&mut text, '\u{FFFD}');
+                }
+            }
+            text
+        }
     })
 }
 
@@ -494,7 +518,7 @@ impl Repaired {
 /// 3-byte low surrogate becomes one supplementary character; any other surrogate
 /// becomes U+FFFD; any other invalid byte (not produced by Python) becomes U+FFFD.
 pub fn from_surrogatepass(bytes: &[u8]) -> Repaired {
-    let mut text = String::with_capacity(bytes.len());
+    let mut text = crate::alloc::string_with_capacity(bytes.len());
     let mut joined_pairs = Vec::new();
     let mut chars = 0usize;
     let mut i = 0usize;
@@ -517,7 +541,7 @@ pub fn from_surrogatepass(bytes: &[u8]) -> Repaired {
             // The slice is valid UTF-8 up to `valid` by construction.
             let run = std::str::from_utf8(&rest[..valid]).unwrap_or_default();
             chars += run.chars().count();
-            text.push_str(run);
+            crate::alloc::push_str(&mut text, run);
             i += valid;
             continue;
         }
@@ -525,24 +549,24 @@ pub fn from_surrogatepass(bytes: &[u8]) -> Repaired {
             Some(hi @ 0xD800..=0xDBFF) => match surrogate_at(i + 3) {
                 Some(lo @ 0xDC00..=0xDFFF) => {
                     let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                    text.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
-                    joined_pairs.push(chars);
+                    crate::alloc::push_char(&mut text, char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                    crate::alloc::push(&mut joined_pairs, chars);
                     chars += 1;
                     i += 6;
                 }
                 _ => {
-                    text.push('\u{FFFD}');
+                    crate::alloc::push_char(&mut text, '\u{FFFD}');
                     chars += 1;
                     i += 3;
                 }
             },
             Some(_) => {
-                text.push('\u{FFFD}');
+                crate::alloc::push_char(&mut text, '\u{FFFD}');
                 chars += 1;
                 i += 3;
             }
             None => {
-                text.push('\u{FFFD}');
+                crate::alloc::push_char(&mut text, '\u{FFFD}');
                 chars += 1;
                 i += 1;
             }

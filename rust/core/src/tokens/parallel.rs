@@ -7,11 +7,16 @@
 //! part is scanned with the whole text in view (the lookahead of `\s+(?!\S)` must see
 //! past the cut) and has to stop exactly at its end; a part that overruns would prove a
 //! cut wrong, and the text is then counted in one pass, so counts never depend on it.
+//!
+//! Threads are a speed-up only: where the OS refuses one (a process or container
+//! thread limit, no memory for its stack), its share is counted on the calling
+//! thread, with the same result.
 
+use std::io;
 use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
-use std::thread;
+use std::thread::{self, Scope, ScopedJoinHandle};
 
 use super::{count_span, Bpe};
 
@@ -79,6 +84,28 @@ fn safe_cut_near(b: &[u8], target: usize, lo: usize, hi: usize) -> Option<usize>
         .or_else(|| (lo..target).rev().find(|&p| is_safe_cut(b, p)))
 }
 
+/// Start `f` on a new thread of `scope`; `Err` when the OS refuses the thread
+/// (`Scope::spawn` would panic instead).
+fn try_spawn<'scope, T: Send + 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> io::Result<ScopedJoinHandle<'scope, T>> {
+    #[cfg(test)]
+    if refusals::refuse_next() {
+        return Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "thread refused by the test",
+        ));
+    }
+    thread::Builder::new().spawn_scoped(scope, f)
+}
+
+/// The result of a thread, its panic (an allocation failure among them) going on
+/// in the caller.
+fn join<T>(handle: ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|e| resume_unwind(e))
+}
+
 /// Part bounds `0 = c0 < c1 < ... < ck = len` for about `parts` equal parts, cut only at
 /// safe positions (fewer parts when the text has too few of them).
 pub fn cut_points(b: &[u8], parts: usize) -> Vec<usize> {
@@ -101,7 +128,8 @@ pub fn cut_points(b: &[u8], parts: usize) -> Vec<usize> {
 }
 
 /// Exact count of `text` split into about `parts` parts counted on their own threads
-/// (the calling thread takes the first). `parts <= 1` counts in one pass.
+/// (the calling thread takes the first, and any part whose thread the OS refused).
+/// `parts <= 1` counts in one pass.
 pub fn count_in_parts(text: &str, bpe: Bpe, parts: usize) -> usize {
     let whole = || count_span(text, bpe, 0, text.len()).unwrap_or(0);
     if parts <= 1 {
@@ -113,14 +141,16 @@ pub fn count_in_parts(text: &str, bpe: Bpe, parts: usize) -> usize {
     }
     let spans: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
     let counts: Option<usize> = thread::scope(|s| {
+        // A refused thread leaves its span for the calling thread, counted below.
         let rest: Vec<_> = spans[1..]
             .iter()
-            .map(|&(a, z)| s.spawn(move || count_span(text, bpe, a, z)))
+            .map(|&(a, z)| try_spawn(s, move || count_span(text, bpe, a, z)).map_err(|_| (a, z)))
             .collect();
         let first = count_span(text, bpe, spans[0].0, spans[0].1);
-        let rest = rest
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| resume_unwind(e)));
+        let rest = rest.into_iter().map(|part| match part {
+            Ok(handle) => join(handle),
+            Err((a, z)) => count_span(text, bpe, a, z),
+        });
         std::iter::once(first).chain(rest).sum()
     });
     // `None`: a part overran its end, so a cut was not a boundary (never expected).
@@ -129,7 +159,8 @@ pub fn count_in_parts(text: &str, bpe: Bpe, parts: usize) -> usize {
 
 /// Counts many texts over up to `threads` threads: long texts one after the other, each
 /// split over all threads; the others handed out one at a time to whichever thread is
-/// free, so a few long texts among short ones do not leave a core idle.
+/// free, so a few long texts among short ones do not leave a core idle. Helpers the OS
+/// refuses are not waited for: the calling thread takes what they would have.
 pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
     let threads = threads.max(1);
     let total: usize = texts.iter().map(|t| t.len()).sum();
@@ -158,12 +189,13 @@ pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
                 mine.push((i, count_in_parts(texts[i], bpe, 1)));
             }
         };
+        // Stop asking after the first refusal: the next would be refused too.
         let helpers: Vec<_> = (1..threads.min(short.len()))
-            .map(|_| s.spawn(work))
+            .map_while(|_| try_spawn(s, work).ok())
             .collect();
         let mut all = work();
         for h in helpers {
-            all.extend(h.join().unwrap_or_else(|e| resume_unwind(e)));
+            all.extend(join(h));
         }
         all
     });
@@ -171,6 +203,33 @@ pub fn count_batch(texts: &[&str], bpe: Bpe, threads: usize) -> Vec<usize> {
         out[i] = n;
     }
     out
+}
+
+/// Refused spawns on demand, for the tests of the fallback (per test thread).
+#[cfg(test)]
+mod refusals {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Spawns still granted before every further one is refused; `None`: all granted.
+        static GRANT: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Grant `n` more spawns on this thread, then refuse (`None`: grant all).
+    pub fn grant(n: Option<usize>) {
+        GRANT.with(|g| g.set(n));
+    }
+
+    pub fn refuse_next() -> bool {
+        GRANT.with(|g| match g.get() {
+            None => false,
+            Some(0) => true,
+            Some(n) => {
+                g.set(Some(n - 1));
+                false
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -335,6 +394,27 @@ mod tests {
             let serial: Vec<usize> = texts.iter().map(|t| count_in_parts(t, bpe, 1)).collect();
             for threads in 1..=3 {
                 assert_eq!(count_batch(&texts, bpe, threads), serial);
+            }
+        }
+    }
+
+    #[test]
+    fn refused_threads_leave_their_work_to_the_caller() {
+        let text = "fn main() {\n    let x = 42;\n}\n// it's 2026\n".repeat(4000);
+        let mut owned: Vec<String> = (0..50).map(|i| format!("word {i} ").repeat(50)).collect();
+        owned.push("long text 12\n".repeat(40_000));
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        for bpe in BPES {
+            let whole = count_in_parts(&text, bpe, 1);
+            let serial: Vec<usize> = texts.iter().map(|t| count_in_parts(t, bpe, 1)).collect();
+            for granted in 0..4 {
+                refusals::grant(Some(granted));
+                let parts = count_in_parts(&text, bpe, 5);
+                refusals::grant(Some(granted));
+                let batch = count_batch(&texts, bpe, 4);
+                refusals::grant(None);
+                assert_eq!(parts, whole, "{bpe:?} granted {granted}");
+                assert_eq!(batch, serial, "{bpe:?} granted {granted}");
             }
         }
     }
