@@ -135,6 +135,8 @@ class SummarizeStrategy(BaseOffloadStrategy):
         """At a tool batch: start the summary the next model call is expected to ask for."""
         agent = event.agent
         model = self._model(agent)
+        if self._pending is not None and not _ahead.on_running_loop(self._pending):
+            await self._settle_ahead(agent)  # left by an invocation whose loop is gone
         if self._pending is not None or event.cancel or not model or self._utilization_threshold is None:
             return
         try:
