@@ -201,9 +201,13 @@ def test_with_a_large_system_prompt_and_tool_specs_the_summary_runs_behind_the_t
     agent, model, manager, turn = _prompted_run(True, window, summary_seconds=1.0)
     assert len(model.summary_requests) == 1 and manager.savings().summaries_ahead_unused == 0
     third = slow_runs[2]
-    assert third[0] - 0.01 <= model.summary_started[0] <= third[0] + 0.1  # started with the 1 s tool
-    # A 1 s summary behind a 1 s tool: the turn is the tool's, not the two of them in a row.
-    assert turn <= plain + 0.1, (turn, plain)
+    # Started with the 1 s tool, not after it (ordering, not a timing bar: a loaded machine only
+    # delays both sides).
+    assert third[0] - 0.01 <= model.summary_started[0] < third[1] - 0.5
+    # A 1 s summary behind a 1 s tool: the turn is the tool's, not the two of them in a row (they
+    # would take 1 s more). The 0.1 s figure of the issue is measured by benches/summary_ahead.py;
+    # here the margin only separates "overlapped" from "in a row" on a loaded machine.
+    assert turn <= plain + 0.5, (turn, plain)
     assert without_usage(model.calls) == without_usage(sync_model.calls)
 
 
