@@ -12,7 +12,13 @@ recipe and sends what the live agent would have sent.
 The summarizer is a scripted model that sleeps ``--summary-seconds`` (default 0.5 s) per call,
 standing in for a provider's latency.
 
-Run: ``python benches/session_restore.py [--rounds 3] [--json OUT]``.
+Then the write volume of a long session (``--write-messages``, default 1,000 and 2,000 messages):
+a truncate-only pipeline (tool results of 12 KB truncated on arrival to 200-token previews), one
+prompt, tool call, result and answer per invocation, on a ``FileSessionManager`` that counts the
+bytes of every file it writes (session, agent record, messages). The goal (issue 36): ours within
+3x the reference's at 1,000 messages, and growing at most 2.5x when the session doubles.
+
+Run: ``python benches/session_restore.py [--rounds 3] [--write-messages 1000 2000] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -22,15 +28,16 @@ import json
 import statistics
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from strands import Agent
+from strands import Agent, tool
 from strands.experimental.context_manager import ContextManager as RefContextManager
 from strands.experimental.context_manager import Offload as RefOffload
 from strands.session.file_session_manager import FileSessionManager
 from strands.types.content import Messages
 from strands_offload.context_manager import ContextManager, Offload
-from strands_offload.demo.scripted_model import Reply, ScriptedModel
+from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
 
 TURNS = 100
 WINDOW = 30_000
@@ -110,13 +117,94 @@ def run(member: str, summary_seconds: float) -> dict[str, Any]:
         }
 
 
+class CountingSessionManager(FileSessionManager):
+    """A ``FileSessionManager`` that counts the bytes of every file it writes (as it writes them: ``indent=2``)."""
+
+    def __init__(self, session_id: str, storage_dir: str) -> None:
+        self.written = {"session": 0, "agent": 0, "message": 0}
+        self.agent_writes = 0
+        super().__init__(session_id=session_id, storage_dir=storage_dir)
+
+    def _count(self, kind: str, record: Any) -> None:
+        self.written[kind] += len(json.dumps(record.to_dict(), indent=2, ensure_ascii=False).encode())
+        self.agent_writes += kind == "agent"
+
+    def create_session(self, session: Any, **kwargs: Any) -> Any:
+        created = super().create_session(session, **kwargs)
+        self._count("session", session)
+        return created
+
+    def create_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
+        super().create_agent(session_id, session_agent, **kwargs)
+        self._count("agent", session_agent)
+
+    def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
+        super().update_agent(session_id, session_agent, **kwargs)
+        self._count("agent", session_agent)
+
+    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        super().create_message(session_id, agent_id, session_message, **kwargs)
+        self._count("message", session_message)
+
+    def update_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        super().update_message(session_id, agent_id, session_message, **kwargs)
+        self._count("message", session_message)
+
+
+@tool
+def read_part(part: int) -> str:
+    """Read one part of the service log."""
+    return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(300))
+
+
+def _tool_turns(messages: Messages) -> Reply:
+    if any("toolResult" in block for block in messages[-1]["content"]):
+        return Reply("noted")
+    part = sum(1 for message in messages if message["role"] == "user")
+    return Reply("", [ToolCall("read_part", {"part": part}, f"tu_{part}")])
+
+
+def writes(member: str, messages: int) -> dict[str, Any]:
+    """Bytes the session manager writes over a truncate-only session of ``messages`` messages."""
+    if member == "reference":
+        manager: Any = RefContextManager(
+            strategies=[RefOffload.truncate("tool_results", {"preview_tokens": 200}).when(threshold=1000)]
+        )
+    else:
+        manager = ContextManager(
+            strategies=[Offload.truncate("tool_results", {"preview_tokens": 200}).when(threshold=1000)],
+            persist_reductions=True,
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        session = CountingSessionManager("write-bench", folder)
+        model = ScriptedModel(_tool_turns)
+        model.update_config(context_window_limit=10_000_000)
+        agent = Agent(
+            model=model, tools=[read_part], context_manager=manager, session_manager=session, callback_handler=None
+        )
+        started = time.perf_counter()
+        for turn in range(messages // 4):
+            agent(f"read part {turn}")
+        seconds = time.perf_counter() - started
+        on_disk = sum(f.stat().st_size for f in Path(folder).rglob("*") if f.is_file())
+        return {
+            "messages": len(agent.messages),
+            "written": dict(session.written),
+            "total": sum(session.written.values()),
+            "agent_writes": session.agent_writes,
+            "on_disk": on_disk,
+            "seconds": seconds,
+        }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--summary-seconds", type=float, default=0.5)
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--write-messages", type=int, nargs="*", default=[1000, 2000], help="session sizes")
     args = parser.parse_args(argv)
-    figures: dict[str, list[dict[str, Any]]] = {"reference": [], "ours": []}
+    figures: dict[str, Any] = {"reference": [], "ours": []}
     for _ in range(args.rounds):
         for member in ("reference", "ours"):  # alternating, so both see the same phases of the machine
             figures[member].append(run(member, args.summary_seconds))
@@ -136,6 +224,26 @@ def main(argv: list[str] | None = None) -> int:
                 f"{turn['summarizer_calls']} summarizer call(s), "
                 f"request of {turn['request_messages']} messages, {seconds * 1e3:.1f} ms (median of {len(rounds)})"
             )
+    volumes: dict[str, list[dict[str, Any]]] = {"reference": [], "ours": []}
+    for messages in args.write_messages:
+        for member in ("reference", "ours"):
+            volumes[member].append(writes(member, messages))
+    if volumes["ours"]:
+        print("session writes, truncate-only pipeline (MB: agent record / messages / total; agent-record writes):")
+    for number, messages in enumerate(args.write_messages):
+        ref, ours = volumes["reference"][number], volumes["ours"][number]
+        growth = ""
+        if number > 0:
+            before = volumes["ours"][number - 1]
+            growth = f", ours x{ours['total'] / before['total']:.2f} over {before['messages']} messages"
+        print(
+            f"  {messages} messages: reference {ref['written']['agent'] / 1e6:.3f} / "
+            f"{ref['written']['message'] / 1e6:.3f} / {ref['total'] / 1e6:.3f} ({ref['agent_writes']}); "
+            f"ours {ours['written']['agent'] / 1e6:.3f} / {ours['written']['message'] / 1e6:.3f} / "
+            f"{ours['total'] / 1e6:.3f} ({ours['agent_writes']}); ours / reference {ours['total'] / ref['total']:.2f}"
+            f"{growth}"
+        )
+    figures["writes"] = volumes
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)

@@ -141,7 +141,8 @@ def test_a_restored_agent_starts_where_the_live_one_is(
     live = _agent(_manager(case, durable), live_model, sessions("s1"))
     live("read every part of the log")
     recipe = live.state.get(RECIPE_KEY)
-    assert any("message" in entry for entry in recipe["messages"]), "nothing was reduced: the case tests nothing"
+    reduced = "derived" in recipe or any("message" in entry for entry in recipe["messages"])
+    assert reduced, "nothing was reduced: the case tests nothing"
     summaries = len(live_model.summary_requests)
 
     restored_model = _model({}, replies())
@@ -236,12 +237,11 @@ def test_a_log_that_is_not_the_recorded_one_is_refused(sessions: Callable[[str],
 
 def test_a_reference_nothing_holds_is_refused(sessions: Callable[[str], Any], tmp_path: Path) -> None:
     # A durable stash that lost an entry, for a block whose original the log no longer holds
-    # (its preview was written by hand into the recipe).
+    # (a preview written by hand into the recipe).
     live = _reduced_session(sessions, "s8")
     recipe = live.state.get(RECIPE_KEY)
-    entry = next(e for e in recipe["messages"] if "message" in e)
-    item = next(i for i in entry["message"]["content"] if "new" in i)
-    item["new"]["toolResult"]["content"][0]["text"] += "\n\n[Stashed] [ref: gone_0]"
+    preview = {"text": "[Truncated: 1 block, ~900 tokens]\n\nhead\n\n[Stashed] [ref: gone_0]"}
+    recipe["messages"].append({"message": {"role": "user", "content": [{"new": preview}]}})
     session = sessions("s8")
     session_agent = session.session_repository.read_agent("s8", "main")
     session_agent.state[RECIPE_KEY] = recipe

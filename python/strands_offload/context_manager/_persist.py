@@ -8,11 +8,21 @@ into the live ``agent.messages``. It names log messages by position and blocks b
 stores only what the log does not hold (previews, markers, summaries), so it stays small enough
 for the deep copy each sync makes. Its format (machine-read, versioned)::
 
-    {"format": 1,
+    {"format": 2,
      "log": [count, digest],          # how many log messages it covers, a digest of their ids
+     "derived": {                     # optional: log blocks replaced by a preview made from them
+        "rules": [rule, ...],         # how each preview is made (a truncation's config, a drop)
+        "at": ["p.i p.i ...", ...],   # per rule: the log blocks (position.index) it replaced
+        "digest": hex},               # of the previews as recorded, checked when they are remade
      "messages": [                    # the live messages, in order
-        {"keep": [first, last]},      # log messages first..last, unchanged
+        {"keep": [first, last]},      # log messages first..last, unchanged (but for derived blocks)
         {"message": {..., "content": [{"from": [position, index]} | {"new": block}, ...]}}]}
+
+A preview is a function of its original (in the log), the strategy's config and the stash keys
+(which follow from the log message): it is not stored but made again at restore and checked
+against the digest, so the agent record stays small however many results were truncated (format 1,
+which stored each preview, is still read). ``keep`` and ``from`` name the log with its derived
+blocks in place.
 
 Log messages past ``count`` arrived after the last reduction and follow as they are.
 
@@ -44,18 +54,25 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .stash import encode_value, refs_at_end
+from .._native import TokenCounter, token_counter
+from .methods.truncate import truncate_text_block, truncate_tool_result
+from .stash import encode_value, format_refs, refs_at_end
+from .strategies.offload.drop import DROPPED_MARKER
+from .types import is_text_block
 
 __all__ = [
     "RECIPE_KEY",
     "RESTORE_RETRY_PAUSE",
     "ReductionLog",
     "ReductionRestoreError",
+    "Restored",
+    "derive",
+    "drop_rule",
     "rebuild",
-    "references_in",
     "restore_stash",
     "run_blocking",
     "still_describes",
+    "truncate_rule",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,7 +80,8 @@ logger = logging.getLogger(__name__)
 RECIPE_KEY = "strands_offload:reductions"
 """The ``agent.state`` key of the recipe."""
 
-_FORMAT = 1
+_FORMAT = 2
+_FORMATS = (1, 2)  # format 1: no derived blocks
 
 RESTORE_RETRY_PAUSE = 0.5
 """Seconds between the failed stash step of a restore and its one retry."""
@@ -115,14 +133,141 @@ def log_digest(messages: list[Any]) -> str:
     return digest.hexdigest()
 
 
-class ReductionLog:
-    """The message log as the session manager holds it, and the recipe from it to the live messages."""
+def truncate_rule(config: Mapping[str, Any], encoding: TokenCounter | None, refs: bool) -> dict[str, Any]:
+    """The rule of a truncation's previews: its config, the exact encoding it cuts with, stash refs or not."""
+    return {"kind": "truncate", "config": dict(config), "encoding": encoding.name if encoding else None, "refs": refs}
 
-    def __init__(self) -> None:
+
+def drop_rule(refs: bool) -> dict[str, Any]:
+    """The rule of a drop's markers."""
+    return {"kind": "drop", "refs": refs}
+
+
+def _refs_for(block: Mapping[str, Any], tracking_id: Any, index: int) -> list[str]:
+    """The stash keys of a log block (``Stash.refs_for``)."""
+    if "toolResult" in block:
+        result = block["toolResult"]
+        return [f"{result['toolUseId']}_{j}" for j in range(len(result["content"]))]
+    return [f"{tracking_id}_{index}"]
+
+
+def derive(rule: Mapping[str, Any], block: Mapping[str, Any], tracking_id: Any, index: int) -> Any | None:
+    """The block ``rule`` makes of log block ``index`` of a message, or ``None`` when it makes none.
+
+    The previews are those of ``TruncateStrategy._replace_block`` and ``DropStrategy._replace_block``
+    (a restore checks them against the recorded digest, so a difference is refused, never used).
+    """
+    refs = format_refs(_refs_for(block, tracking_id, index)) if rule.get("refs") is True else ""
+    kind = rule.get("kind")
+    if kind == "drop":
+        marker = DROPPED_MARKER + refs
+        if "toolResult" in block:
+            result = block["toolResult"]
+            return {
+                "toolResult": {
+                    "toolUseId": result["toolUseId"],
+                    "status": result["status"],
+                    "content": [{"text": marker}],
+                }
+            }
+        return {"text": marker}
+    if kind != "truncate":
+        return None
+    config = rule.get("config")
+    name = rule.get("encoding")
+    if not isinstance(config, dict) or not (name is None or isinstance(name, str)):
+        return None
+    encoding = token_counter(name) if name is not None else None
+    if "toolResult" in block:
+        result = block["toolResult"]
+        cut = truncate_tool_result(result, config, encoding)
+        if cut is result:
+            return None
+        if refs:
+            first_text = next((item for item in cut["content"] if "text" in item), None)
+            if first_text is not None:
+                first_text["text"] += f"\n\n[Stashed]{refs}"
+        return {"toolResult": cut}
+    if is_text_block(block):
+        cut = truncate_text_block(block, config, encoding)
+        if cut is block:
+            return None
+        return {"text": cut["text"] + f"\n\n[Stashed]{refs}"} if refs else cut
+    return None
+
+
+def _derived_digest(digests: list[bytes | None]) -> str:
+    total = hashlib.sha256()
+    for digest in digests:
+        total.update(digest or b"-")
+    return total.hexdigest()
+
+
+class ReductionLog:
+    """The message log as the session manager holds it, and the recipe from it to the live messages.
+
+    Args:
+        rules: How the pipeline's previews are made (:func:`truncate_rule`, :func:`drop_rule`): a
+            replaced log block one of them remakes is recorded as derived, not stored.
+    """
+
+    def __init__(self, rules: list[dict[str, Any]] | None = None) -> None:
         self._arrivals: list[_Arrival] = []
         self._where: dict[int, tuple[int, int]] = {}  # id(block) -> (log position, block index)
         self._by_id: dict[str | None, list[int]] = {}  # tracking id -> log positions
         self._digest = hashlib.sha256()
+        self._rules: list[dict[str, Any]] = list(rules or [])
+        self._derived: dict[tuple[int, int], int] = {}  # (log position, block index) -> rule
+
+    def rule_index(self, rule: dict[str, Any]) -> int:
+        """The index of ``rule`` (added when new)."""
+        if rule not in self._rules:
+            self._rules.append(rule)
+        return self._rules.index(rule)
+
+    def derived_at(self, position: int, index: int, block: Any, rule: int) -> None:
+        """Record that log block ``index`` of message ``position`` is now ``block``, made by ``rule``."""
+        arrival = self._arrivals[position]
+        previous = arrival.blocks[index]
+        if previous is not None and self._where.get(id(previous)) == (position, index):
+            del self._where[id(previous)]
+        arrival.blocks[index] = block
+        arrival.digests[index] = content_digest(block)
+        self._where[id(block)] = (position, index)
+        self._derived[(position, index)] = rule
+
+    def _find_derived(self, messages: list[Any]) -> None:
+        """Adopt, as derived, the live blocks a rule made of the log block they replaced in place."""
+        if not self._rules:
+            return
+        for message in messages:
+            content = message["content"]
+            for position in self._by_id.get(message.get("tracking_id"), ()):
+                arrival = self._arrivals[position]
+                if len(arrival.blocks) != len(content):
+                    continue
+                tracking_id = arrival.fields.get("tracking_id", "unknown")
+                for index, block in enumerate(content):
+                    original = arrival.blocks[index]
+                    if original is None or original is block or id(block) in self._where:
+                        continue
+                    if content_digest(original) != arrival.digests[index]:
+                        continue  # the slot's block itself changed in place: it is no longer the log's
+                    rule = self._derived.get((position, index))
+                    if rule is not None:
+                        # The slot holds a preview, not the original: only an equal block replaces it
+                        # (a drop made again of its own marker), anything else is new.
+                        if block == original:
+                            self.derived_at(position, index, block, rule)
+                        continue
+                    for number, how in enumerate(self._rules):
+                        try:
+                            made = derive(how, original, tracking_id, index)
+                        except Exception:
+                            made = None
+                        if made is not None and made == block:
+                            self.derived_at(position, index, block, number)
+                            break
 
     def __len__(self) -> int:
         return len(self._arrivals)
@@ -156,6 +301,7 @@ class ReductionLog:
                 del self._where[id(block)]
                 if arrival.blocks[index] is block:
                     arrival.blocks[index] = None
+                    self._derived.pop((position, index), None)
 
     def _release_gone(self, messages: list[Any]) -> None:
         """Stop holding the blocks that left the conversation (they cannot come back)."""
@@ -163,6 +309,7 @@ class ReductionLog:
         for key in [key for key in self._where if key not in live]:
             position, index = self._where.pop(key)
             self._arrivals[position].blocks[index] = None
+            self._derived.pop((position, index), None)
 
     def _kept_position(self, message: Mapping[str, Any], used: set[int]) -> int | None:
         """The log position ``message`` is, unchanged since it arrived, or ``None``."""
@@ -180,6 +327,7 @@ class ReductionLog:
 
     def recipe(self, messages: list[Any]) -> dict[str, Any]:
         """The recipe that turns the log into ``messages`` (see the module docstring)."""
+        self._find_derived(messages)
         self._forget_changed(messages)
         self._release_gone(messages)
         entries: list[dict[str, Any]] = []
@@ -202,7 +350,25 @@ class ReductionLog:
                 {"message": {k: (items if k == "content" else copy.deepcopy(v)) for k, v in message.items()}}
             )
         count = len(self._arrivals)
-        return {"format": _FORMAT, "log": [count, self._digest.hexdigest()], "messages": entries}
+        recipe: dict[str, Any] = {"format": _FORMAT, "log": [count, self._digest.hexdigest()]}
+        if self._derived:
+            recipe["derived"] = self._derived_entry()
+        recipe["messages"] = entries
+        return recipe
+
+    def _derived_entry(self) -> dict[str, Any]:
+        used: dict[int, int] = {}  # rule index -> index in the recipe
+        at: list[list[str]] = []
+        digests: list[bytes | None] = []
+        for position, index in sorted(self._derived):
+            rule = self._derived[(position, index)]
+            if rule not in used:
+                used[rule] = len(used)
+                at.append([])
+            at[used[rule]].append(f"{position}.{index}")
+            digests.append(self._arrivals[position].digests[index])
+        rules = [copy.deepcopy(self._rules[rule]) for rule in used]
+        return {"rules": rules, "at": [" ".join(places) for places in at], "digest": _derived_digest(digests)}
 
 
 def still_describes(recorded: Mapping[str, Any] | None, recipe: Mapping[str, Any]) -> bool:
@@ -212,6 +378,8 @@ def still_describes(recorded: Mapping[str, Any] | None, recipe: Mapping[str, Any
     appends those as they are), and, with nothing recorded yet, when nothing was reduced at all.
     Then nothing needs writing: a session sync with an unchanged state writes no agent record.
     """
+    if (recorded or {}).get("derived") != recipe.get("derived") or (recorded or {}).get("format", _FORMAT) != _FORMAT:
+        return False
     count = recorded["log"][0] if recorded is not None else 0
     entries = list(recipe["messages"])
     total = recipe["log"][0]
@@ -232,16 +400,71 @@ def _fail(session_id: str | None, why: str) -> ReductionRestoreError:
     )
 
 
-def rebuild(recipe: Any, log: list[Any], session_id: str | None = None) -> list[Any]:
+@dataclass
+class Restored:
+    """What a recipe gives from a restored log (see :func:`rebuild`)."""
+
+    messages: list[Any]
+    """The live messages: the log's objects where kept, the recipe's where new."""
+    log: list[Any]
+    """The log with its derived blocks in place (messages holding one are copies)."""
+    derived: list[tuple[int, int, dict[str, Any]]]
+    """Each derived block: log position, block index, the rule that made it."""
+    references: list[str]
+    """The stash keys the new and derived blocks end with, in order."""
+
+
+def _derived_log(
+    derived: Any, log: list[Any], count: int, session_id: str | None
+) -> tuple[list[Any], list[tuple[int, int, dict[str, Any]]]]:
+    """The log with the recorded previews made again in place of their originals, checked."""
+    rules, at, digest = derived["rules"], derived["at"], derived["digest"]
+    if not (isinstance(rules, list) and isinstance(at, list) and len(rules) == len(at)):
+        raise _fail(session_id, "the derived blocks are malformed")
+    places: dict[tuple[int, int], dict[str, Any]] = {}
+    for rule, spots in zip(rules, at, strict=True):
+        if not (isinstance(rule, dict) and isinstance(spots, str)):
+            raise _fail(session_id, "the derived blocks are malformed")
+        for spot in spots.split():
+            position_text, _, index_text = spot.partition(".")
+            if not (position_text.isdecimal() and index_text.isdecimal()):
+                raise _fail(session_id, f"derived block {spot!r} is malformed")
+            position, index = int(position_text), int(index_text)
+            if not (position < count and index < len(log[position]["content"])) or (position, index) in places:
+                raise _fail(session_id, f"derived block {index} of log message {position} is not in the log")
+            places[(position, index)] = rule
+    derived_log = list(log)
+    made: list[tuple[int, int, dict[str, Any]]] = []
+    digests: list[bytes | None] = []
+    for position, index in sorted(places):
+        message = derived_log[position]
+        if message is log[position]:
+            message = derived_log[position] = {k: (list(v) if k == "content" else v) for k, v in message.items()}
+        block = derive(
+            places[(position, index)], log[position]["content"][index], message.get("tracking_id", "unknown"), index
+        )
+        if not isinstance(block, dict):
+            raise _fail(session_id, f"no preview can be made of block {index} of log message {position}")
+        message["content"][index] = block
+        made.append((position, index, places[(position, index)]))
+        digests.append(content_digest(block))
+    if _derived_digest(digests) != digest:
+        raise _fail(session_id, "the previews made again from the log are not the recorded ones")
+    return derived_log, made
+
+
+def rebuild(recipe: Any, log: list[Any], session_id: str | None = None) -> Restored:
     """The live messages a recipe describes, from the restored message log.
 
-    Kept messages and blocks are the log's own objects; new blocks come from the recipe.
+    Kept messages and blocks are the log's own objects (or, for a derived block, the preview made
+    again from it); new blocks come from the recipe.
 
     Raises:
         ReductionRestoreError: The recipe is malformed, of an unknown format, or does not match
-            the log (another session's, or a log edited since).
+            the log (another session's, or a log edited since), or a preview made again from the
+            log is not the recorded one.
     """
-    if not isinstance(recipe, dict) or recipe.get("format") != _FORMAT:
+    if not isinstance(recipe, dict) or recipe.get("format") not in _FORMATS:
         found = recipe.get("format") if isinstance(recipe, dict) else type(recipe).__name__
         raise _fail(session_id, f"unknown recipe format {found!r}")
     try:
@@ -249,13 +472,17 @@ def rebuild(recipe: Any, log: list[Any], session_id: str | None = None) -> list[
         entries = recipe["messages"]
         if not (isinstance(count, int) and 0 <= count <= len(log)) or log_digest(log[:count]) != digest:
             raise _fail(session_id, f"the message log ({len(log)} messages) is not the one recorded")
+        source: list[Any] = log
+        derived: list[tuple[int, int, dict[str, Any]]] = []
+        if recipe.get("derived") is not None:
+            source, derived = _derived_log(recipe["derived"], log, count, session_id)
         rebuilt: list[Any] = []
         for entry in entries:
             if "keep" in entry:
                 first, last = entry["keep"]
                 if not 0 <= first <= last < count:
                     raise _fail(session_id, f"kept messages {first}..{last} are outside the log")
-                rebuilt.extend(log[first : last + 1])
+                rebuilt.extend(source[first : last + 1])
                 continue
             recorded = entry["message"]
             if not (isinstance(recorded, dict) and recorded.get("role") in _ROLES):
@@ -268,20 +495,29 @@ def rebuild(recipe: Any, log: list[Any], session_id: str | None = None) -> list[
                     raise _fail(session_id, "a recorded block is not an object")
                 if "from" in item:
                     position, index = item["from"]
-                    if not (0 <= position < count and 0 <= index < len(log[position]["content"])):
+                    if not (0 <= position < count and 0 <= index < len(source[position]["content"])):
                         raise _fail(session_id, f"block {index} of log message {position} is not in the log")
-                    content.append(log[position]["content"][index])
+                    content.append(source[position]["content"][index])
                 elif isinstance(item["new"], dict):
                     content.append(item["new"])
                 else:
                     raise _fail(session_id, "a recorded new block is not an object")
             rebuilt.append({k: (content if k == "content" else v) for k, v in recorded.items()})
+        references: list[str] = []
+        for block in [
+            item["new"] for e in entries for item in e.get("message", {}).get("content", ()) if "new" in item
+        ]:
+            for text in _strings(block):
+                references.extend(key for key in refs_at_end(text) if key not in references)
+        for position, index, _ in derived:
+            for text in _strings(source[position]["content"][index]):
+                references.extend(key for key in refs_at_end(text) if key not in references)
     except ReductionRestoreError:
         raise
     except Exception as error:  # any shape JSON can take: a tampered recipe is refused, never a crash
         raise _fail(session_id, f"the recipe is malformed ({type(error).__name__}: {error})") from error
     rebuilt.extend(log[count:])
-    return rebuilt
+    return Restored(rebuilt, source, derived, references)
 
 
 def restore_stash(resolve: Callable[[], Awaitable[list[str]]], session_id: str | None) -> None:
@@ -326,16 +562,6 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
-
-
-def references_in(recipe: Mapping[str, Any]) -> list[str]:
-    """The stash keys the recipe's new blocks end with (``[ref: k]`` / ``[refs: k1, k2]``), in order."""
-    found: list[str] = []
-    for entry in recipe.get("messages", ()):
-        for item in entry.get("message", {}).get("content", ()):
-            for text in _strings(item.get("new")):
-                found.extend(key for key in refs_at_end(text) if key not in found)
-    return found
 
 
 def run_blocking(make: Callable[[], Awaitable[T]]) -> T:

@@ -33,17 +33,19 @@ from ._measure import Measure, end_run, start_run
 from ._persist import (
     RECIPE_KEY,
     ReductionLog,
+    drop_rule,
     rebuild,
-    references_in,
     restore_stash,
     still_describes,
+    truncate_rule,
 )
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
 from .strategies.offload import Offload
 from .strategies.offload.base import BaseOffloadStrategy
-from .strategies.offload.truncate import EmergencyTruncateStrategy
+from .strategies.offload.drop import DropStrategy
+from .strategies.offload.truncate import EmergencyTruncateStrategy, TruncateStrategy
 from .types import ContextState, ContextStrategy, StashConfig
 
 if TYPE_CHECKING:
@@ -229,7 +231,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         encoding = counter_for(self._tokenizer, agent.model)
         if self._ledger.enabled:
             self._recorder = EditRecorder(self._ledger, encoding)
-        self._bind_persistence(agent)
+        self._bind_persistence(agent, encoding)
         if self._stash is not None:
             # Registered before the strategies' arrival hooks: originals are stored before any edit.
             stash, calls = self._stash, self._retrieval_tool_use_ids
@@ -278,7 +280,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
     # ------------------------------------------------------------------ persisted reductions
 
-    def _bind_persistence(self, agent: Agent) -> None:
+    def _bind_persistence(self, agent: Agent, encoding: Any) -> None:
         """Hooks of ``persist_reductions``; without it, only the warning for a session that used it."""
         if not self._persist or _seam.message_log_session_manager(agent) is None:
 
@@ -293,7 +295,13 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
             agent.hooks.add_callback(AgentInitializedEvent, _warn_if_recorded)
             return
-        reductions = self._reductions = ReductionLog()
+        refs = not self._stash_disabled
+        rules = [
+            truncate_rule(s._truncate_config, encoding, refs) if isinstance(s, TruncateStrategy) else drop_rule(refs)
+            for s in self._strategies
+            if isinstance(s, (TruncateStrategy, DropStrategy)) and not isinstance(s, EmergencyTruncateStrategy)
+        ]
+        reductions = self._reductions = ReductionLog(rules)  # how our previews are made: recorded as derived
 
         async def _log_arrival(event: MessageAddedEvent) -> None:
             # Registered before every other arrival hook of ours, after the session manager's:
@@ -316,12 +324,14 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             for message in log:  # a new session's first messages, or a session never reduced
                 reductions.arrived(message)
             return
-        rebuilt = rebuild(recipe, log, agent.session_id)
-        references = references_in(recipe)
-        restore_stash(lambda: self._stash_originals(log, references), agent.session_id)
-        for message in log:
+        restored = rebuild(recipe, log, agent.session_id)
+        restore_stash(lambda: self._stash_originals(log, restored.references), agent.session_id)
+        for message in restored.log:
             reductions.arrived(message)
-        agent.messages[:] = rebuilt
+        for position, index, rule in restored.derived:
+            block = restored.log[position]["content"][index]
+            reductions.derived_at(position, index, block, reductions.rule_index(rule))
+        agent.messages[:] = restored.messages
         self._recipe = recipe  # what the session holds; the live messages are it plus the log's tail
         self._backfill_done = True  # the stash holds the log's originals; never stash a preview in their place
 
