@@ -320,10 +320,11 @@ pub(crate) unsafe fn compact_text(py: Python<'_>, obj: *mut ffi::PyObject) -> Py
         Some(walked) => Ok(walked.sink),
         None => {
             let obj = Bound::from_borrowed_ptr(py, obj);
-            Ok(dumps_in_python(py, &obj, None)?
-                .to_str()?
-                .as_bytes()
-                .to_vec())
+            let text = dumps_in_python(py, &obj, None)?;
+            let bytes = text.to_str()?.as_bytes();
+            // A copy as long as the dump: a refusal is MemoryError.
+            offload_core::alloc::catch_out_of_memory(|| offload_core::alloc::to_vec(bytes))
+                .map_err(crate::errors::memory_error)
         }
     }
 }
