@@ -244,3 +244,20 @@ def json_query(data: bytes, query: str, *, max_chars: int = 10000, trailing_comm
     carry ``json.loads``'s text, in CPython 3.13's wording of trailing commas when
     ``trailing_comma_errors`` is true (``strands_offload.json_query`` picks the running one).
     """
+
+# ranking of short documents (tool definitions, previews)
+__all__ += ["Bm25Ranker", "rank_terms"]
+
+@final
+class Bm25Ranker:
+    """BM25 scores of texts for a query; the index is rebuilt only when the texts change (content hash)."""
+
+    def __new__(cls) -> Bm25Ranker: ...
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        """One score in ``[0, 1]`` per text (the best match 1, no match 0), with the GIL released."""
+    @property
+    def builds(self) -> int:
+        """How many times the index was built."""
+
+def rank_terms(text: str) -> list[str]:
+    """The terms ``Bm25Ranker`` ranks ``text`` by: split on case and separators, folded, stemmed, no stop words."""

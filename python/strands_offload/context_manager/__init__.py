@@ -17,6 +17,8 @@ from .context_manager import ContextManager
 from .methods.summarize import SummarizeConfig
 from .methods.truncate import TruncateConfig
 from .presets import STRATEGY_PRESET_NAMES, StrategyPresetName
+from .ranking import BM25Ranker as BM25Ranker
+from .ranking import Ranker as Ranker
 from .strategies.offload import Offload
 from .types import ContextManagerConfig, ContextState, ContextStrategy, StashConfig
 

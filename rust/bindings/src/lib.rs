@@ -13,6 +13,7 @@ mod json;
 mod jsonpath;
 mod keyword;
 mod meter;
+mod rank;
 mod sent;
 mod tokens;
 
@@ -37,5 +38,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     keyword::register(m)?;
     jsonpath::register(m)?;
     joined::register(m)?;
+    rank::register(m)?;
     Ok(())
 }

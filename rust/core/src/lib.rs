@@ -11,6 +11,7 @@ pub mod jsonpath;
 pub mod keyword;
 pub mod pages;
 pub mod preview;
+pub mod rank;
 mod swar;
 #[cfg(test)]
 mod test_rng;
