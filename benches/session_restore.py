@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         for member in ("reference", "ours"):  # alternating, so both see the same phases of the machine
             figures[member].append(run(member, args.summary_seconds))
     for member, rounds in figures.items():
+        if not rounds:
+            continue  # --rounds 0: the write volume only
         first = rounds[0]
         restore = statistics.median(r["restore_seconds"] for r in rounds)
         print(

@@ -19,7 +19,7 @@ from _cm_harness import ContextModel, Reply, ToolCall, encode_for_compare, repli
 from strands import Agent, tool
 from strands.session.file_session_manager import FileSessionManager
 from strands_offload.context_manager import ContextManager, Offload, ReductionRestoreError
-from strands_offload.context_manager._persist import RECIPE_KEY
+from strands_offload.context_manager._persist import RECIPE_KEY, decode_places, encode_places
 
 LINES = [f"12:00:{i % 60:02d} INFO request {i} served from cache shard {i % 7}" for i in range(300)]
 
@@ -117,6 +117,10 @@ def _with(edit: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], 
     return apply
 
 
+def _plus(at: str, place: tuple[int, int]) -> str:
+    return encode_places([*decode_places(at), place])
+
+
 TAMPERED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "digest changed": _with(lambda d: d.update(digest="0" * 64)),
     "preview size changed": _with(lambda d: d["rules"][0]["config"].update(preview_tokens=100)),
@@ -124,11 +128,14 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "encoding unknown": _with(lambda d: d["rules"][0].update(encoding="no_such_encoding")),
     "refs dropped": _with(lambda d: d["rules"][0].update(refs=False)),
     "rule kind unknown": _with(lambda d: d["rules"][0].update(kind="summarize")),
-    "a block nothing truncates": _with(lambda d: d.update(at=[d["at"][0] + " 0.0"])),
-    "a block outside the log": _with(lambda d: d.update(at=[d["at"][0] + " 999.0"])),
-    "a block twice": _with(lambda d: d.update(at=[d["at"][0] + " " + d["at"][0].split()[0]])),
-    "a spot malformed": _with(lambda d: d.update(at=["3.x"])),
-    "a negative spot": _with(lambda d: d.update(at=["-3.0"])),
+    "a block nothing truncates": _with(lambda d: d.update(at=[_plus(d["at"][0], (0, 0))])),
+    "a block outside the log": _with(lambda d: d.update(at=[_plus(d["at"][0], (999, 0))])),
+    "a block index outside": _with(lambda d: d.update(at=[_plus(d["at"][0], (3, 5))])),
+    "a block twice": _with(lambda d: d.update(at=[d["at"][0] + " " + d["at"][0]])),
+    "a block missing": _with(lambda d: d.update(at=[encode_places(decode_places(d["at"][0])[1:])])),
+    "a group malformed": _with(lambda d: d.update(at=["0-AAA="])),
+    "a bitmap not base64": _with(lambda d: d.update(at=["0:**"])),
+    "a negative index": _with(lambda d: d.update(at=["-1:CA=="])),
     "at a list of lists": _with(lambda d: d.update(at=[[3, 0]])),
     "more rules than spots": _with(lambda d: d["rules"].append(d["rules"][0])),
     "rules a dict": _with(lambda d: d.update(rules={"kind": "drop"})),

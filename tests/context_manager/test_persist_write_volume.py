@@ -21,7 +21,7 @@ from strands import Agent, tool
 from strands.session.file_session_manager import FileSessionManager
 from strands.types.content import Messages
 from strands_offload.context_manager import ContextManager, Offload
-from strands_offload.context_manager._persist import RECIPE_KEY
+from strands_offload.context_manager._persist import RECIPE_KEY, decode_places
 
 
 class CountingSessionManager(FileSessionManager):
@@ -118,7 +118,7 @@ def test_session_writes_stay_linear(tmp_path: Path) -> None:
     assert max(ours.agent_writes) < 4_000, max(ours.agent_writes)
     recipe = live.state.get(RECIPE_KEY)
     assert "Truncated" not in encode_for_compare(recipe)
-    assert len(recipe["derived"]["at"][0].split()) == 80
+    assert len(decode_places(recipe["derived"]["at"][0])) == 80
 
     # And the session restores to exactly the live conversation, previews made again.
     restored = Agent(

@@ -5,14 +5,16 @@ stores each message once, as it is added, and never sees the pipeline's later ed
 an agent would get its whole unreduced history back. What we keep instead is a *recipe* in
 ``agent.state`` (which every session manager already saves and restores): how to turn the log
 into the live ``agent.messages``. It names log messages by position and blocks by index, and
-stores only what the log does not hold (previews, markers, summaries), so it stays small enough
-for the deep copy each sync makes. Its format (machine-read, versioned)::
+stores only what the log does not hold and cannot give again (markers, summaries; previews are
+made again from the log), so it stays small enough for the deep copy each sync makes. Its
+format (machine-read, versioned)::
 
     {"format": 2,
      "log": [count, digest],          # how many log messages it covers, a digest of their ids
      "derived": {                     # optional: log blocks replaced by a preview made from them
         "rules": [rule, ...],         # how each preview is made (a truncation's config, a drop)
-        "at": ["p.i p.i ...", ...],   # per rule: the log blocks (position.index) it replaced
+        "at": ["i:bitmap ...", ...],  # per rule, the log blocks it replaced: per block index i,
+                                      # a base64 bitmap of log positions (encode_places)
         "digest": hex},               # of the previews as recorded, checked when they are remade
      "messages": [                    # the live messages, in order
         {"keep": [first, last]},      # log messages first..last, unchanged (but for derived blocks)
@@ -45,11 +47,12 @@ the log holds them (rewritten, where a guardrail redacted them).
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -66,8 +69,10 @@ __all__ = [
     "ReductionLog",
     "ReductionRestoreError",
     "Restored",
+    "decode_places",
     "derive",
     "drop_rule",
+    "encode_places",
     "rebuild",
     "restore_stash",
     "run_blocking",
@@ -194,6 +199,37 @@ def derive(rule: Mapping[str, Any], block: Mapping[str, Any], tracking_id: Any, 
             return None
         return {"text": cut["text"] + f"\n\n[Stashed]{refs}"} if refs else cut
     return None
+
+
+def encode_places(places: Iterable[tuple[int, int]]) -> str:
+    """Log blocks (position, index) as ``"index:bitmap"`` groups: per block index, a base64 bitmap of positions.
+
+    A bit per log message, so the agent record grows by a bit per message, not by the digits of
+    each truncated result's position.
+    """
+    by_index: dict[int, list[int]] = {}
+    for position, index in places:
+        by_index.setdefault(index, []).append(position)
+    groups = []
+    for index in sorted(by_index):
+        bits = bytearray(max(by_index[index]) // 8 + 1)
+        for position in by_index[index]:
+            bits[position // 8] |= 1 << (position % 8)
+        groups.append(f"{index}:{base64.b64encode(bytes(bits)).decode('ascii')}")
+    return " ".join(groups)
+
+
+def decode_places(text: str) -> list[tuple[int, int]]:
+    """The places :func:`encode_places` wrote, by index then position (``ValueError`` for anything else)."""
+    places: list[tuple[int, int]] = []
+    for group in text.split():
+        index_text, separator, bitmap = group.partition(":")
+        if not separator or not index_text.isdecimal():
+            raise ValueError(f"malformed group {group!r}")
+        index = int(index_text)
+        for number, byte in enumerate(base64.b64decode(bitmap, validate=True)):
+            places.extend((number * 8 + bit, index) for bit in range(8) if byte >> bit & 1)
+    return places
 
 
 def _derived_digest(digests: list[bytes | None]) -> str:
@@ -358,17 +394,17 @@ class ReductionLog:
 
     def _derived_entry(self) -> dict[str, Any]:
         used: dict[int, int] = {}  # rule index -> index in the recipe
-        at: list[list[str]] = []
+        at: list[list[tuple[int, int]]] = []
         digests: list[bytes | None] = []
         for position, index in sorted(self._derived):
             rule = self._derived[(position, index)]
             if rule not in used:
                 used[rule] = len(used)
                 at.append([])
-            at[used[rule]].append(f"{position}.{index}")
+            at[used[rule]].append((position, index))
             digests.append(self._arrivals[position].digests[index])
         rules = [copy.deepcopy(self._rules[rule]) for rule in used]
-        return {"rules": rules, "at": [" ".join(places) for places in at], "digest": _derived_digest(digests)}
+        return {"rules": rules, "at": [encode_places(places) for places in at], "digest": _derived_digest(digests)}
 
 
 def still_describes(recorded: Mapping[str, Any] | None, recipe: Mapping[str, Any]) -> bool:
@@ -425,11 +461,11 @@ def _derived_log(
     for rule, spots in zip(rules, at, strict=True):
         if not (isinstance(rule, dict) and isinstance(spots, str)):
             raise _fail(session_id, "the derived blocks are malformed")
-        for spot in spots.split():
-            position_text, _, index_text = spot.partition(".")
-            if not (position_text.isdecimal() and index_text.isdecimal()):
-                raise _fail(session_id, f"derived block {spot!r} is malformed")
-            position, index = int(position_text), int(index_text)
+        try:
+            spots_read = decode_places(spots)
+        except ValueError as error:
+            raise _fail(session_id, f"the derived blocks are malformed ({error})") from error
+        for position, index in spots_read:
             if not (position < count and index < len(log[position]["content"])) or (position, index) in places:
                 raise _fail(session_id, f"derived block {index} of log message {position} is not in the log")
             places[(position, index)] = rule
