@@ -107,6 +107,41 @@ def holds_any(messages: list[object], touched: tuple[object, ...]) -> bool:
 def has_cache_point(messages: list[object]) -> bool:
     """Whether a block of ``messages`` holds a ``cachePoint`` key."""
 
+# media (images, documents, videos) counted as providers bill them
+__all__ += [
+    "MEDIA_RULES",
+    "image_size",
+    "image_tokens",
+    "media_block_tokens",
+    "media_cap",
+    "media_tokens",
+    "pdf_page_count",
+]
+
+MEDIA_RULES: tuple[str, ...]
+"""The media rule names (see ``docs/design/media-tokens.md``)."""
+
+def media_tokens(messages: object, rule: str) -> int:
+    """Tokens of the images, documents and videos of ``messages`` (top level or in tool results) under ``rule``.
+
+    Never raises on content: what cannot be read costs the rule's cap. ``ValueError`` for an unknown rule.
+    """
+
+def media_block_tokens(block: object, rule: str) -> int:
+    """Tokens of the media of one content block under ``rule`` (0 when it holds none)."""
+
+def image_tokens(data: bytes | str | None, rule: str, *, detail: str = "high") -> int:
+    """Tokens of an image (bytes or base64 text; ``None``: not at hand, the cap); ``detail`` for OpenAI's tile rule."""
+
+def image_size(data: object) -> tuple[int, int] | None:
+    """The width and height an image's header declares (PNG, JPEG, GIF, WebP), or ``None``."""
+
+def pdf_page_count(data: object) -> int | None:
+    """A PDF's page count from its page tree (bounded scan, clamped to 1,000), or ``None``."""
+
+def media_cap(rule: str) -> int:
+    """What one item that cannot be sized costs under ``rule`` (the rule's most for an image)."""
+
 # tokens
 __all__ += [
     "TokenCounter",

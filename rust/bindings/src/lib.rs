@@ -12,6 +12,7 @@ mod joined;
 mod json;
 mod jsonpath;
 mod keyword;
+mod media;
 mod meter;
 mod rank;
 mod sent;
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grep::register(m)?;
     json::register(m)?;
     meter::register(m)?;
+    media::register(m)?;
     sent::register(m)?;
     keyword::register(m)?;
     jsonpath::register(m)?;

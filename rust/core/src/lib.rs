@@ -9,6 +9,7 @@ pub mod grep;
 pub mod json;
 pub mod jsonpath;
 pub mod keyword;
+pub mod media;
 pub mod pages;
 pub mod preview;
 pub mod rank;
