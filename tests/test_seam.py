@@ -38,6 +38,7 @@ FEATURES = {
     "agent-request",
     "cache-strategy",
     "input-projection",
+    "model-input-middleware",
     "metrics-placeholder",
 }
 STRANDS_FEATURES = {
@@ -51,6 +52,7 @@ STRANDS_FEATURES = {
     "agent-request",
     "cache-strategy",
     "input-projection",
+    "model-input-middleware",
 }
 EVENT_LOOP = "strands.event_loop.event_loop"
 AGENTIC = "strands._context_manager.modes.agentic.agentic_context"
@@ -186,6 +188,12 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
     "input-projection": (
         lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "_estimate_input_tokens", lambda agent: 0),
         "_estimate_input_tokens no longer reads _total_prompt_tokens",
+    ),
+    "model-input-middleware": (
+        lambda mp: mp.setattr(
+            importlib.import_module(EVENT_LOOP), "_structured_output_request", lambda ctx: ([], None)
+        ),
+        "_structured_output_request no longer sends the context's tool_specs",
     ),
     "metrics-placeholder": (
         lambda mp: mp.delattr(importlib.import_module(METRICS_INTERNAL), "_ProxyMeterProvider"),
@@ -323,6 +331,40 @@ def test_the_input_projection_is_the_event_loops(fresh_seam: pytest.MonkeyPatch)
     specs = agent.tool_registry.get_all_tool_specs()
     count = agent.model.count_tokens(agent.messages, tool_specs=specs, system_prompt=agent.system_prompt)
     assert fallback == asyncio.run(count) > full  # the usage is not read; the messages grew
+
+
+def test_hide_tool_specs_goes_through_the_model_middleware(fresh_seam: pytest.MonkeyPatch) -> None:
+    """Registered as the SDK's InvokeModelStage.Input; without the probe nothing is hidden (one warning)."""
+    from strands.tools.tools import PythonAgentTool
+    from strands_offload.context_manager import ContextManager, Hide
+
+    def tool_named(name: str) -> PythonAgentTool:
+        spec = {"name": name, "description": f"{name} things", "inputSchema": {"json": {"type": "object"}}}
+        return PythonAgentTool(name, spec, lambda tool_use, **_: {})  # type: ignore[arg-type]
+
+    def sent_specs() -> list[str]:
+        sent: list[str] = []
+
+        class Recording(ScriptedModel):
+            def stream(self, messages, tool_specs=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+                sent.extend(spec["name"] for spec in tool_specs or ())
+                return super().stream(messages, tool_specs, *args, **kwargs)
+
+        manager = ContextManager(strategies=[Hide.tool_specs(config={"keep": 1})], stash=False)
+        tools = [tool_named("weather"), tool_named("email")]
+        agent = Agent(model=Recording(lambda m: Reply(text="done")), tools=tools, context_manager=manager)
+        agent("weather please")
+        return sent
+
+    assert _seam.add_model_input_middleware(_agent(), lambda context: context)
+    assert sent_specs() == ["weather"]
+    _seam.probe.cache_clear()
+    fresh_seam.setattr(importlib.import_module(EVENT_LOOP), "_structured_output_request", lambda ctx: ([], None))
+    with pytest.warns(RuntimeWarning, match="model-input-middleware is unavailable"):
+        assert not _seam.add_model_input_middleware(_agent(), lambda context: context)
+    fresh_seam.undo()
+    fresh_seam.setattr(_seam, "available", lambda feature: feature != "model-input-middleware")
+    assert sent_specs() == ["weather", "email"]
 
 
 def test_context_manager_pieces_refuse(fresh_seam: pytest.MonkeyPatch) -> None:

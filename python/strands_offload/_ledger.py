@@ -348,6 +348,24 @@ class Ledger:
             },
         )
 
+    def tool_specs_hidden(
+        self, agent: Any, invocation_state: Mapping[str, Any] | None, specs: int, tokens: int
+    ) -> None:
+        """One model request that carried ``specs`` fewer tool specs (``tokens`` fewer tokens) than the registry."""
+        started_ns = now_ns()
+        self._add(agent, {"tool_specs_hidden": specs, "tool_spec_tokens_hidden": tokens})
+        if self.metering:
+            instruments = self._meter()
+            instruments.add("strands_offload.tool_specs.hidden", specs, {})
+            instruments.add("strands_offload.tool_specs.tokens_hidden", tokens, {})
+        if self.tracing:
+            self._span(
+                "strands_offload.hide_tool_specs",
+                invocation_state,
+                started_ns,
+                {"strands_offload.tool_specs.hidden": specs, "strands_offload.tool_specs.tokens_hidden": tokens},
+            )
+
     def summary_ahead_unused(self, agent: Any) -> None:
         """A summary started ahead of its turn that no pass used (its call was made or cancelled)."""
         self._add(agent, {"summaries_ahead_unused": 1})

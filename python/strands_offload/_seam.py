@@ -36,6 +36,10 @@ Features:
         the system prompt and tool specs, plus the messages after it; the full count before any usage)
         and the usage total it reads (``strands.telemetry.metrics._total_prompt_tokens``), so that
         decisions taken ahead of a model call use the figure that call's hooks will see.
+    ``model-input-middleware``: the fields of ``InvokeModelContext`` an ``InvokeModelStage.Input`` handler
+        replaces (``tool_specs``, ``projected_input_tokens``) and the event loop's private
+        ``_structured_output_request``, which sends the context's ``tool_specs``, so that
+        ``Hide.tool_specs`` changes what the request carries.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
 """
@@ -212,6 +216,26 @@ def _probe_metrics_placeholder() -> None:
         raise SeamUnavailable(f"{_METRICS_INTERNAL} has no _ProxyMeterProvider class")
 
 
+_MIDDLEWARE_FIELDS = ("agent", "tool_specs", "tool_choice", "invocation_state", "projected_input_tokens")
+
+
+def _probe_model_input_middleware() -> None:
+    import dataclasses
+
+    stages = _module("strands.middleware.stages")
+    fields = {field.name for field in dataclasses.fields(stages.InvokeModelContext)}
+    missing = [name for name in _MIDDLEWARE_FIELDS if name not in fields]
+    if missing:
+        raise SeamUnavailable(f"InvokeModelContext has no {', '.join(missing)}")
+    _params(stages.InvokeModelContext.replace, "tool_specs", "projected_input_tokens")
+    if getattr(stages.InvokeModelStage, "Input", None) is None:
+        raise SeamUnavailable("InvokeModelStage has no Input phase")
+    _params(_module("strands.agent.agent").Agent.add_middleware, "stage_or_phase", "handler")
+    request = _module("strands.event_loop.event_loop")._structured_output_request
+    if "tool_specs" not in request.__code__.co_names:
+        raise SeamUnavailable("_structured_output_request no longer sends the context's tool_specs")
+
+
 _AGENTIC_NAMES = ("summarize_context", "truncate_context", "pin_context", "create_token_usage_middleware")
 
 _PROBES: dict[str, Callable[[], None]] = {
@@ -227,6 +251,7 @@ _PROBES: dict[str, Callable[[], None]] = {
     "agent-request": _probe_agent_request,
     "cache-strategy": _probe_cache_strategy,
     "input-projection": _probe_input_projection,
+    "model-input-middleware": _probe_model_input_middleware,
     "metrics-placeholder": _probe_metrics_placeholder,
 }
 
@@ -243,6 +268,7 @@ _STRANDS_FEATURES = frozenset(
         "agent-request",
         "cache-strategy",
         "input-projection",
+        "model-input-middleware",
     }
 )
 
@@ -461,6 +487,17 @@ def token_usage_middleware() -> Any:
     """A fresh instance of the SDK's token-usage middleware of the agentic mode."""
     require("context-manager")
     return _module("strands._context_manager.modes.agentic.agentic_context").create_token_usage_middleware()
+
+
+def add_model_input_middleware(agent: Any, handler: Callable[[Any], Any]) -> bool:
+    """Register ``handler`` as an ``InvokeModelStage.Input`` middleware of ``agent``.
+
+    ``False`` (nothing registered) when ``model-input-middleware`` failed its probe.
+    """
+    if not available("model-input-middleware"):
+        return False
+    agent.add_middleware(_module("strands.middleware.stages").InvokeModelStage.Input, handler)
+    return True
 
 
 # ---------------------------------------------------------------------------- accelerate()

@@ -32,6 +32,8 @@ class Savings:
         summaries_ahead_unused: Summaries started ahead of their turn (``ahead=True``) that no pass
             used: the span changed, the turn ended early, or the condition did not hold after all.
         native_seconds: Time spent in the native core for the above (counting, dumping, grep).
+        tool_specs_hidden: Tool specs ``Hide.tool_specs`` left out of model requests (counted per request).
+        tool_spec_tokens_hidden: Tokens of those specs, by the model's count of a spec.
     """
 
     offloads: int = 0
@@ -49,6 +51,8 @@ class Savings:
     summarizer_output_tokens: int = 0
     summaries_ahead_unused: int = 0
     native_seconds: float = 0.0
+    tool_specs_hidden: int = 0
+    tool_spec_tokens_hidden: int = 0
 
     def __add__(self, other: Savings) -> Savings:
         if not isinstance(other, Savings):
@@ -57,8 +61,9 @@ class Savings:
 
     @property
     def net_tokens_saved(self) -> int:
-        """Tokens kept out and removed, less what retrievals and edits put back."""
-        return self.tokens_kept_out + self.tokens_removed - self.tokens_retrieved - self.tokens_added
+        """Tokens kept out, removed and of hidden tool specs, less what retrievals and edits put back."""
+        kept_out = self.tokens_kept_out + self.tokens_removed + self.tool_spec_tokens_hidden
+        return kept_out - self.tokens_retrieved - self.tokens_added
 
     def __str__(self) -> str:
         lines = [
@@ -76,6 +81,11 @@ class Savings:
             lines.append(
                 f"summarizer calls: {self.summarizer_calls:,} ({self.summarizer_input_tokens:,} input, "
                 f"{self.summarizer_output_tokens:,} output tokens{unused})"
+            )
+        if self.tool_specs_hidden:
+            lines.append(
+                f"tool specs hidden: {self.tool_specs_hidden:,} over all requests "
+                f"({self.tool_spec_tokens_hidden:,} tokens)"
             )
         lines.append(f"net tokens saved: {self.net_tokens_saved:,}; native time: {self.native_seconds * 1000:.1f} ms")
         return "\n".join(lines)
@@ -118,6 +128,12 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "{token}",
         "tokens the summarizer's responses reported, by gen_ai.token.type (input, output)",
     ),
+    "strands_offload.tool_specs.hidden": (
+        "counter",
+        "{spec}",
+        "tool specs Hide.tool_specs left out of a model request, summed over requests",
+    ),
+    "strands_offload.tool_specs.tokens_hidden": ("counter", "{token}", "tokens of the tool specs left out"),
     "strands_offload.native.duration": (
         "histogram",
         "s",

@@ -19,6 +19,7 @@ from .methods.truncate import TruncateConfig
 from .presets import STRATEGY_PRESET_NAMES, StrategyPresetName
 from .ranking import BM25Ranker as BM25Ranker
 from .ranking import Ranker as Ranker
+from .strategies.hide import Hide as Hide
 from .strategies.offload import Offload
 from .types import ContextManagerConfig, ContextState, ContextStrategy, StashConfig
 

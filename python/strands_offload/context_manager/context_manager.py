@@ -42,6 +42,8 @@ from ._persist import (
 from .presets import resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
+from .strategies.hide import Hide
+from .strategies.hide.tool_specs import decide_tool_specs
 from .strategies.offload import Offload
 from .strategies.offload.base import BaseOffloadStrategy
 from .strategies.offload.drop import DropStrategy
@@ -413,6 +415,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         recorder = self._recorder
         if recorder is not None and recorder.ledger.tracing:
             recorder.before_request(agent, invocation_state)  # the parent of this request's edit spans
+        # Hide.tool_specs chooses the request's specs first: the pipeline sees the projection of what is sent.
+        ledger = self._ledger if self._ledger.enabled else None
+        projected_tokens = await decide_tool_specs(self._strategies, agent, invocation_state, projected_tokens, ledger)
         acted = await self._run(agent, projected_tokens)
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)
@@ -507,10 +512,17 @@ def _cache_optimized_manager(**options: Any) -> ContextManager:
     return ContextManager(strategies=_cache_optimized_strategies(), **options)
 
 
+def _tool_registry_manager(**options: Any) -> ContextManager:
+    # "auto"'s strategies, and each request shows the 10 tool specs its turn needs once 20 or more exist.
+    hide = Hide.tool_specs(config={"keep": 10}).when(count=20)
+    return ContextManager(strategies=[*_default_strategies(), hide], **options)
+
+
 # The preset strings ``from_strategy`` accepts, and what each builds ("cache-optimized" is ours:
 # the reference's CONTEXT_MANAGER_PRESETS, and so ``Agent(context_manager=...)``, do not know it).
 _PRESET_BUILDERS: dict[str, Callable[..., ContextManager]] = {
     "auto": ContextManager,
     "agentic": _agentic_manager,
     "cache-optimized": _cache_optimized_manager,
+    "tool_registry": _tool_registry_manager,
 }

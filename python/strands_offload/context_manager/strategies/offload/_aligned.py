@@ -17,6 +17,7 @@ from typing import Any
 from .... import _seam
 from ... import _prompt_cache
 from ...methods.summarize import aligned_instruction, flatten_messages
+from ..hide.tool_specs import last_request_tool_specs
 
 __all__ = ["aligned_request"]
 
@@ -52,9 +53,9 @@ def aligned_request(agent: Any, group: Sequence[Any], config: Mapping[str, Any] 
 
 
 def agent_request_parts(agent: Any) -> dict[str, Any]:
-    """The tool specs and system prompt the agent's own requests carry."""
+    """The tool specs and system prompt the agent's own requests carry (the specs of its last request)."""
     return {
-        "tool_specs": agent.tool_registry.get_all_tool_specs(),
+        "tool_specs": last_request_tool_specs(agent),
         "system_prompt": agent.system_prompt,
         "system_prompt_content": _seam.system_prompt_content(agent),
     }
