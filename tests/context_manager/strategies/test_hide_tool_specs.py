@@ -446,3 +446,94 @@ def test_telemetry_off_counts_nothing() -> None:
     agent("read the file")
     assert names(model.specs[0]) == ["read_file"]
     assert manager.savings(agent).tool_specs_hidden == 0
+
+
+# ---------------------------------------------------------------------------- prompt cache
+
+
+def cached_model() -> SpecModel:
+    from strands.models.model import CacheConfig
+
+    model = SpecModel()
+    model.update_config(cache_config=CacheConfig(strategy="auto"))
+    return model
+
+
+def test_a_warm_cache_keeps_the_selection_while_it_holds_the_querys_best_tools() -> None:
+    from strands_offload.context_manager import _prompt_cache
+
+    def run(model: SpecModel) -> tuple[list[set[str]], list[int]]:
+        agent = agent_with([Hide.tool_specs(config={"keep": 4})], model, stash=False)
+        entries = []
+        for query in (
+            "read a file, write a file, make a git commit, show the git log",
+            "read the file and write the file",  # its best tools are all shown already
+            "search the web",  # web_search is not: a new selection
+        ):
+            agent(query)
+            view = _prompt_cache.known_view(agent)
+            entries.append(len(view.entries) if view is not None else -1)
+        return [set(names(specs)) for specs in model.specs], entries
+
+    first = {"read_file", "write_file", "git_commit", "git_log"}
+    cached, entries = run(cached_model())
+    assert cached[0] == cached[1] == first
+    assert "web_search" in cached[2] and not cached[2] & first
+    # A new tool block: no earlier cached prefix can be read; the view keeps the new request's alone.
+    assert entries == [1, 2, 1]
+    plain, _ = run(SpecModel())
+    assert plain[0] == first and plain[1] == {"read_file", "write_file"} and plain[2] == cached[2]
+
+
+def test_a_cold_cache_chooses_afresh() -> None:
+    from strands_offload.context_manager import _prompt_cache
+
+    clock = [1000.0]
+    previous = _prompt_cache.set_clock(lambda: clock[0])
+    try:
+        model = cached_model()
+        agent = agent_with([Hide.tool_specs(config={"keep": 4})], model, stash=False)
+        agent("read a file, write a file, make a git commit, show the git log")
+        clock[0] += 301  # past the five-minute lifetime
+        agent("read the file and write the file")
+    finally:
+        _prompt_cache.set_clock(previous)
+    assert set(names(model.specs[1])) == {"read_file", "write_file"}
+
+
+def test_cache_aligned_summary_requests_carry_the_last_requests_specs() -> None:
+    from strands_offload.context_manager.strategies.offload._aligned import agent_request_parts
+
+    model = cached_model()
+    agent = agent_with([Hide.tool_specs(config={"keep": 1})], model, stash=False)
+    assert agent_request_parts(agent)["tool_specs"] == agent.tool_registry.get_all_tool_specs()  # none sent yet
+    agent("read the file")
+    assert agent_request_parts(agent)["tool_specs"] == model.specs[-1]
+    assert names(model.specs[-1]) == ["read_file"]
+    # Without the strategy: the registry's specs, as before.
+    plain = agent_with([], SpecModel(), stash=False)
+    plain("read the file")
+    assert agent_request_parts(plain)["tool_specs"] == plain.tool_registry.get_all_tool_specs()
+
+
+# ---------------------------------------------------------------------------- the preset
+
+
+def test_the_tool_registry_preset() -> None:
+    manager = ContextManager.from_strategy("tool_registry")
+    auto = ContextManager.from_strategy("auto")
+    hide = [s for s in manager.strategies if isinstance(s, HideToolSpecsStrategy)]
+    assert len(hide) == 1 and hide[0].keep == 10 and hide[0].conditions == {"count": 20}
+    others = [type(s) for s in manager.strategies if not isinstance(s, HideToolSpecsStrategy)]
+    assert others == [type(s) for s in auto.strategies]
+    assert ContextManager.from_strategy("tool_registry", stash=False).stash is None
+
+    many = [make_tool(f"tool_{i}_{word}", f"Does {word} things") for i, word in enumerate(["alpha", "beta"] * 15)]
+    model = SpecModel()
+    agent = Agent(model=model, tools=many, context_manager=ContextManager.from_strategy("tool_registry"))
+    agent("alpha things please")
+    assert set(names(model.specs[0])) == {s for s in names(model.specs[0]) if "alpha" in s} | {"retrieve_context"}
+    assert len(model.specs[0]) == 11
+    few = SpecModel()
+    Agent(model=few, tools=catalog(), context_manager=ContextManager.from_strategy("tool_registry"))("read a file")
+    assert len(few.specs[0]) == len(TOPICS) + 1  # 12 candidates: under count=20, nothing hidden
