@@ -32,11 +32,14 @@ class Measure:
     Args:
         model: The model whose ``count_tokens`` defines the numbers.
         encoding: An exact BPE encoding for block thresholds, or ``None`` for the model's counting.
+        media: A media rule (``media_tokens=``, see ``_media``): conversations count their images,
+            documents and videos with it; blocks never do (thresholds stay text only).
     """
 
-    def __init__(self, model: Any, encoding: TokenCounter | None = None) -> None:
+    def __init__(self, model: Any, encoding: TokenCounter | None = None, *, media: str | None = None) -> None:
         self.model = model
         self.encoding = encoding
+        self.media = media
         self.native = uses_base_heuristic(model)
         # Conversations are measured as the model counts them; blocks with the exact counter if set.
         self._messages = _native.BlockMeter(token_counter("heuristic")) if self.native else None
@@ -84,12 +87,13 @@ class Measure:
         return int(tokens)
 
     async def messages(self, messages: list[Any]) -> int:
-        """Tokens of ``messages`` as the model counts them (utilization never uses ``encoding``)."""
+        """Tokens of ``messages`` as the model counts them (never with ``encoding``), with ``media`` their media too."""
+        media = _native.media_tokens(messages, self.media) if self.media is not None else 0
         if self._messages is not None:
             tokens = self._messages.messages(messages)
             if tokens is not None:
-                return int(tokens)
-        return int(await self.model.count_tokens(messages))
+                return int(tokens) + media
+        return int(await self.model.count_tokens(messages)) + media
 
     def take_native_seconds(self) -> float:
         """Seconds the native meters spent counting since the last take (the savings ledger's native time)."""
@@ -122,11 +126,15 @@ _RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default
 
 
 def for_run(model: Any, encoding: TokenCounter | None = None) -> Measure:
-    """The measure of the pipeline run in progress when it fits ``model`` and ``encoding``, else a new one."""
+    """The measure of the pipeline run in progress when it fits ``model`` and ``encoding``, else a new one.
+
+    A new one for the run's model counts media as the run's does.
+    """
     current = _RUN.get()
     if current is not None and current.model is model and current.encoding == encoding:
         return current
-    return Measure(model, encoding)
+    media = current.media if current is not None and current.model is model else None
+    return Measure(model, encoding, media=media)
 
 
 def start_run(measure: Measure) -> Token[Measure | None]:

@@ -27,7 +27,7 @@ from .._ledger import Ledger
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
-from . import _prompt_cache
+from . import _media, _prompt_cache
 from ._edits import EditRecorder
 from ._measure import Measure, end_run, start_run
 from ._persist import (
@@ -129,6 +129,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             where the stash did not outlive the process; a reference neither holds, a recipe not
             of ours, and a stash storage that fails twice (retried once) raise
             :class:`ReductionRestoreError` when the agent is restored.
+        media_tokens: Beyond the reference: ``"auto"``, ``"anthropic"``, ``"openai"`` or ``"gemini"``
+            count images, documents and videos as that provider bills them (``"auto"``: from the
+            agent's model; see ``docs/design/media-tokens.md``) in every utilization decision, and
+            keep the summarizer's request within the window. Per-block thresholds still count text.
     """
 
     def __init__(
@@ -142,6 +146,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         meter_provider: Any = None,
         tracer_provider: Any = None,
         persist_reductions: bool = False,
+        media_tokens: str | None = None,
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
@@ -161,6 +166,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._recorder: EditRecorder | None = None
         self._persist = bool(persist_reductions)
+        self._media_tokens = _media.check_option(media_tokens)
         # Some strategy follows the provider's prompt cache (cache_aware, cache_aligned).
         self._follows_cache = any(getattr(s, "uses_prompt_cache", False) for s in self._strategies)
         self._reductions: ReductionLog | None = None
@@ -224,6 +230,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
 
     def init_agent(self, agent: Agent) -> None:
         """Bind to ``agent``: stash, arrival hooks, retrieval tool, model-call hooks."""
+        _media.bind(agent, self._media_tokens)
         if not self._stash_disabled:
             storage = self._stash_storage(agent)
             self._stash_is_durable = not is_ephemeral(storage)
@@ -428,7 +435,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
     async def _note_request(self, agent: Agent) -> None:
         """Tell the agent's cache view what this request sends (the prefix the provider will cache)."""
         try:
-            tokens: int | None = await Measure(agent.model).messages(agent.messages)
+            tokens: int | None = await Measure(agent.model, media=_media.rule_of(agent)).messages(agent.messages)
         except Exception:
             tokens = None
         places = _prompt_cache.places_message_points(agent.model)
@@ -439,9 +446,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         await self._backfill(agent)
         messages = agent.messages
         model = agent.model
-        measure = Measure(model)
+        measure = Measure(model, media=_media.rule_of(agent))
         if projected_tokens is not None:
-            tokens = projected_tokens
+            tokens = projected_tokens + _media.media_after_baseline(agent, messages)
         else:
             try:
                 tokens = await measure.messages(messages)

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 from strands.hooks.events import MessageAddedEvent
 
-from .... import _seam
 from ...._native import TokenCounter
-from ... import _prompt_cache
+from ... import _media, _prompt_cache
 from ..._edits import EditRecorder, now_ns
 from ..._measure import Measure, for_run
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
@@ -364,10 +363,11 @@ class BaseOffloadStrategy(ABC):
     async def _request_tokens(agent: Agent, messages: list[Any], measure: Measure) -> int:
         """What the model call will send: the event loop's projection, system prompt and tool specs included.
 
-        The messages alone when it cannot be made (a model whose counting fails).
+        With ``media_tokens`` on, the media the projection misses too. The messages alone when it
+        cannot be made (a model whose counting fails).
         """
         try:
-            return await _seam.projected_input_tokens(agent, messages)
+            return await _media.projected_input_tokens(agent, messages)
         except Exception:
             logger.debug("agent_id=<%s> | projecting the request failed, counting the messages", agent.agent_id)
             return await measure.messages(messages)
@@ -469,6 +469,11 @@ class BaseOffloadStrategy(ABC):
         else:
             pool = [m for m in messages if self._selector.message(m, names)]
         candidates = [m for m in pool if position[id(m)] > 0 and not is_pinned(messages, position[id(m)])]
+        if not context.overflow and _media.rule_of(context.agent) is not None:
+            # media_tokens: the newest tool result with media, and its call, stay (the model needs them).
+            protected = _media.protected_from(messages)
+            if protected is not None:
+                candidates = [m for m in candidates if position[id(m)] < protected]
         if self._threshold is None:
             return candidates
         eligible = []

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget
 
+from ... import _media
 from ...stash import format_refs
 from .base import BaseOffloadStrategy
 
@@ -57,5 +58,8 @@ class DropStrategy(BaseOffloadStrategy):
                     "content": [{"text": marker}],
                 }
             }
+        rule = _media.rule_of(agent)
+        if rule is not None and _media.is_media(block):
+            return _media.placeholder(block, rule, stash_refs)  # media_tokens: say what was there
         logger.debug("tracking_id=<%s> | block dropped from context", message.get("tracking_id"))
         return {"text": marker}

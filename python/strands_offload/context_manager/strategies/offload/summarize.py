@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, SummarizeConfig
 from strands.hooks.events import AfterInvocationEvent, BeforeInvocationEvent, BeforeToolsEvent
 
-from .... import _seam
+from .... import _native
+from ... import _media
 from ..._edits import now_ns
 from ..._measure import Measure
 from ...methods.summarize import (
+    DEFAULT_SYSTEM_PROMPT,
     flatten_messages,
     format_summarized,
     summarize,
@@ -149,7 +151,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
             future = [*messages, _ahead.placeholder_results(calls)]
             # As the next model call's hooks will see it: the event loop's projection (the system
             # prompt and tool specs included), with the results to come at their expected size.
-            tokens = await _seam.projected_input_tokens(agent, future)
+            tokens = await _media.projected_input_tokens(agent, future)
             tokens += await _ahead.expected_result_tokens(messages, calls, names, measure)
             utilization = agent.model.estimate_utilization(tokens)
             if utilization < self._utilization_threshold:
@@ -191,6 +193,12 @@ class SummarizeStrategy(BaseOffloadStrategy):
     async def _summarize_span(self, group: list[Any], model: Any, agent: Agent) -> str | None:
         """A summary of the messages ``group``: cache-aligned when the option and the cache allow."""
         usage = self._usage(agent)
+        rule = _media.rule_of(agent)
+        if rule is not None and _native.media_tokens(group, rule):
+            # media_tokens: the request holds the span's media only while they fit the summarizer's window.
+            refs = _media.stash_refs(group) if self._stash is not None else None
+            blocks = await self._fitted(flatten_messages(group), model, agent, rule, refs)
+            return await summarize(blocks, model, self._config, on_usage=usage)
         if self._cache_aligned and model is agent.model:
             request = _aligned.aligned_request(agent, group, self._config)
             if request is not None:
@@ -199,6 +207,19 @@ class SummarizeStrategy(BaseOffloadStrategy):
                 if summary is not None:
                     return summary
         return await summarize(flatten_messages(group), model, self._config, on_usage=usage)
+
+    async def _fitted(
+        self, blocks: list[Any], model: Any, agent: Agent, rule: str, refs: dict[int, str] | None
+    ) -> list[Any]:
+        """``blocks`` with the media that do not fit the summarizer's window as placeholders."""
+        window = getattr(model, "context_window_limit", None) or getattr(agent.model, "context_window_limit", None)
+        if not window:
+            return blocks  # no window to plan against
+        text = [block for block in blocks if not _media.is_media(block)]
+        request = [{"role": "user", "content": [{"text": "<content>"}, *text, {"text": "</content>"}]}]
+        prompt = self._config.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
+        used = await Measure(model).messages(request) + -(-len(prompt) // 4)
+        return _media.fit_summarizer_blocks(blocks, rule, int(window) - used, refs)
 
     async def _apply_messages(self, context: ContextState, measure: Measure) -> bool:
         model = self._model(context.agent)
@@ -209,7 +230,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         if not group:
             return False
         started, before = now_ns(), list(messages)
-        tokens = await Measure(model).messages(group)
+        tokens = await Measure(model, media=_media.rule_of(context.agent)).messages(group)
         budget = self._clear_at_least > 0 and not context.overflow
         if budget and tokens < self._clear_at_least:
             # Removing the span frees at most what it holds: the summary would be thrown away.
@@ -260,6 +281,9 @@ class SummarizeStrategy(BaseOffloadStrategy):
                 return None
             logger.debug("tracking_id=<%s>, tokens=<%s> | text block summarized", message.get("tracking_id"), tokens)
             return {"text": format_summarized("text block", tokens, summary) + refs}
+        rule = _media.rule_of(agent)
+        if rule is not None and _media.is_media(block):
+            return _media.placeholder(block, rule, stash_refs)
         if "image" in block or "document" in block:
             summary = await self._summary_or_none([block], model, message, agent)
             if summary:
