@@ -537,3 +537,13 @@ def test_the_tool_registry_preset() -> None:
     few = SpecModel()
     Agent(model=few, tools=catalog(), context_manager=ContextManager.from_strategy("tool_registry"))("read a file")
     assert len(few.specs[0]) == len(TOPICS) + 1  # 12 candidates: under count=20, nothing hidden
+
+
+def test_the_readme_lists_the_acknowledgements() -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("are all acknowledgements keeps")
+    end = readme.index("(`strands_offload.context_manager.strategies.hide.ACKNOWLEDGEMENTS`)")
+    assert set(re.findall(r"`(\w+)`", readme[start:end])) == ACKNOWLEDGEMENTS
