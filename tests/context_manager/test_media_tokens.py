@@ -363,3 +363,18 @@ def test_the_emergency_truncation_counts_media() -> None:
         before = len(agent.messages)
         asyncio.run(before_model_call(agent, projected=False))
         assert (len(agent.messages) < before) is acts, option
+
+
+def test_the_ledger_says_when_a_summary_counted_media(monkeypatch: pytest.MonkeyPatch) -> None:
+    from _telemetry_support import recorded
+
+    telemetry = recorded(monkeypatch)
+    providers = {"meter_provider": telemetry.meter_provider, "tracer_provider": telemetry.tracer_provider}
+    _session(ContextManager.from_strategy("auto", media_tokens="auto", **providers))
+    counters = {
+        labels.get("strands_offload.counter")
+        for labels, _ in telemetry.points()["strands_offload.context.tokens_removed"]
+    }
+    assert counters == {"heuristic+media:anthropic"}
+    removed = telemetry.total("strands_offload.context.tokens_removed")
+    assert removed > 3 * 4 * 1_300  # the summaries' counts held the screenshots they removed

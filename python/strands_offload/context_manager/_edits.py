@@ -24,6 +24,7 @@ from .. import _seam
 from .._heuristic import block_tokens, uses_base_heuristic
 from .._ledger import Ledger, PerAgent, ToolCall, counter_name, now_ns
 from .._native import TokenCounter, has_cache_point, holds_any, token_counter
+from . import _media
 
 logger = logging.getLogger(__name__)
 
@@ -232,11 +233,15 @@ class EditRecorder:
         ``removed_tokens``: the pass's own count of them (the model's), when it made one;
         ``native_seconds``: the native counting of the pass.
         """
+        media = ""
         if removed_tokens is None:
             removed_tokens = sum(block_tokens(block, self.counter) for m in gone for block in m["content"])
             counter = self.counter.name
         else:
             counter = self._model_counter(agent)
+            rule = _media.rule_of(agent)
+            if rule is not None:
+                media = f"+media:{rule}"  # the pass's count held the messages' media (media_tokens=)
         added = sum(block_tokens(block, self.counter) for block in markers)
         self._edit(
             agent,
@@ -245,7 +250,7 @@ class EditRecorder:
             removed=removed_tokens,
             added=added,
             touched=gone,
-            counter=counter_name(counter, self.counter.name),
+            counter=counter_name(counter, self.counter.name) + media,
             blocks=0,
             messages=len(gone),
             native_seconds=native_seconds,

@@ -48,6 +48,7 @@ from .._jsonpath import json_query
 from .._ledger import Ledger, NativeClock, counter_name, now_ns
 from .._ledger import ToolCall as LedgerCall
 from .._native import BlockMeter, TokenCounter, token_counter
+from ..context_manager import _media
 from ..storage.storage import _NamespacedStorage, is_namespaced
 from ..telemetry import Savings
 from ._backend import is_legacy_storage, retrieve_blob, store_blob
@@ -154,9 +155,13 @@ class ContextOffloader(Plugin):
             :meth:`savings`; ``False`` records nothing.
         meter_provider: The OpenTelemetry meter provider to use (default: the global one).
         tracer_provider: The OpenTelemetry tracer provider to use (default: the global one).
+        media_tokens: ``"auto"``, ``"anthropic"``, ``"openai"`` or ``"gemini"``: the notice's
+            ``~N tokens`` and the ledger count a result's images and documents as the provider
+            bills them (see ``docs/design/media-tokens.md``). Whether to offload is still decided
+            on the text alone: an agent does not lose its screenshots because they are large.
 
     Raises:
-        ValueError: On an invalid threshold, preview size, eviction setting or tokenizer.
+        ValueError: On an invalid threshold, preview size, eviction setting, tokenizer or media_tokens.
     """
 
     name = "context_offloader"
@@ -176,8 +181,10 @@ class ContextOffloader(Plugin):
         telemetry: bool = True,
         meter_provider: Any = None,
         tracer_provider: Any = None,
+        media_tokens: str | None = None,
     ) -> None:
         _validate(max_result_tokens, preview_tokens, evict_after_cycles, tokenizer)
+        self._media_tokens = _media.check_option(media_tokens)
         self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._max_result_tokens, self._preview_tokens = max_result_tokens, preview_tokens
         self._include_retrieval_tool, self._should_offload = include_retrieval_tool, should_offload
@@ -559,6 +566,7 @@ class ContextOffloader(Plugin):
         measured = time.perf_counter() - measured
         if self._should_offload is not None and not await self._callback_agrees(event, tokens):
             return
+        tokens += self._media_of(event.agent, result)  # reported, never decided on
         try:
             offloaded, stored_bytes = await self._offload_blocks(
                 event.agent, result["content"], tool_use_id, tokens, meter
@@ -584,6 +592,13 @@ class ContextOffloader(Plugin):
                 measured,
             )
 
+    def _media_of(self, agent: Agent, result: ToolResult) -> int:
+        """Media tokens of ``result`` under ``media_tokens`` (0 when off)."""
+        if self._media_tokens is None:
+            return 0
+        rule = _media.resolve(self._media_tokens, agent.model)
+        return _media.media_tokens([{"role": "user", "content": [{"toolResult": result}]}], rule)
+
     def _record_offload(
         self,
         agent: Agent,
@@ -607,12 +622,17 @@ class ContextOffloader(Plugin):
             else:
                 original_counter = "heuristic" if uses_base_heuristic(agent.model) else "model"
             named = counter_name(original_counter, counter.name)
+            shown_tokens = block_tokens({"toolResult": shown}, counter)
+            rule = _media.resolve(self._media_tokens, agent.model) if self._media_tokens is not None else None
+            if rule is not None:
+                named += f"+media:{rule}"  # the media of both figures counted by this rule
+                shown_tokens += self._media_of(agent, shown)
             self._ledger.offload(
                 LedgerCall(agent, invocation_state, started, tool_name, call_id),
                 storage=_backend_name(self._storage_for_agent(agent)),
                 counter=named,
                 original_tokens=tokens,
-                shown_tokens=block_tokens({"toolResult": shown}, counter),
+                shown_tokens=shown_tokens,
                 bytes_stored=stored_bytes,
                 blocks=blocks,
                 native_seconds=native_seconds,
@@ -668,7 +688,8 @@ class ContextOffloader(Plugin):
         measured = time.perf_counter()
         meter = self._meter(agent)
         counter = self._encoding(agent) or token_counter("heuristic")
-        tokens = _notice_tokens(meter, {"toolUseId": "", "status": "success", "content": blocks}, counter)
+        whole = ToolResult(toolUseId="", status="success", content=blocks)
+        tokens = _notice_tokens(meter, whole, counter) + self._media_of(agent, whole)
         measured = time.perf_counter() - measured
         offloaded, stored_bytes = await self._offload_blocks(
             agent, blocks, key or f"manual_{uuid.uuid4().hex[:12]}", tokens, meter
