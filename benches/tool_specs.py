@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import statistics
@@ -39,7 +40,8 @@ from strands import Agent
 from strands.models.model import CacheConfig
 from strands.tools.tools import PythonAgentTool
 from strands_offload._native import Bm25Ranker, rank_terms
-from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
+from strands_offload.bench import prompt_cache
+from strands_offload.bench.prompt_cache import PromptCache, SimClock
 from strands_offload.bench.stub_clients import Reply, bedrock_model
 from strands_offload.context_manager import ContextManager, Hide
 from strands_offload.context_manager.strategies.hide.tool_specs import _spec_text
@@ -536,7 +538,12 @@ def billed_session(specs: list[dict[str, Any]], turns: list[tuple[str, str]], *,
         config["cache_config"] = CacheConfig(strategy="auto")
     model = bedrock_model(cache, responder, **config)
     defaults = ContextManager(stash=False).strategies[:-1]  # "auto"'s (the emergency truncation comes back)
-    manager = ContextManager(strategies=[*defaults, Hide.tool_specs()] if hide else defaults, stash=False)
+    strategies = [*defaults, Hide.tool_specs()] if hide else defaults
+    try:
+        manager = ContextManager(strategies=strategies, stash=False, clock=clock)  # type: ignore[call-arg]
+    except TypeError:  # a manager that reads the module clock (simulated_clock below)
+        manager = ContextManager(strategies=strategies, stash=False)
+    simulated = getattr(prompt_cache, "simulated_clock", None)
     agent = Agent(
         model=model,
         tools=tools(specs),
@@ -544,7 +551,7 @@ def billed_session(specs: list[dict[str, Any]], turns: list[tuple[str, str]], *,
         callback_handler=None,
         conversation_manager=None,
     )
-    with simulated_clock(clock):
+    with simulated(clock) if simulated is not None else contextlib.nullcontext():
         for number, (text, name) in enumerate(turns):
             responder.plan(name, number)
             agent(text)

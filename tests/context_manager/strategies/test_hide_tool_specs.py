@@ -488,16 +488,13 @@ def test_a_warm_cache_keeps_the_selection_while_it_holds_the_querys_best_tools()
 def test_a_cold_cache_chooses_afresh() -> None:
     from strands_offload.context_manager import _prompt_cache
 
-    clock = [1000.0]
-    previous = _prompt_cache.set_clock(lambda: clock[0])
-    try:
-        model = cached_model()
-        agent = agent_with([Hide.tool_specs(config={"keep": 4})], model, stash=False)
-        agent("read a file, write a file, make a git commit, show the git log")
-        clock[0] += 301  # past the five-minute lifetime
-        agent("read the file and write the file")
-    finally:
-        _prompt_cache.set_clock(previous)
+    model = cached_model()
+    agent = agent_with([Hide.tool_specs(config={"keep": 4})], model, stash=False)
+    agent("read a file, write a file, make a git commit, show the git log")
+    view = _prompt_cache.known_view(agent)
+    assert view is not None and not view.cold()
+    view.last_call -= view.ttl + 1  # the lifetime passed since the last request
+    agent("read the file and write the file")
     assert set(names(model.specs[1])) == {"read_file", "write_file"}
 
 
