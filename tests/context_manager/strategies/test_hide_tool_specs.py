@@ -485,6 +485,33 @@ def test_a_warm_cache_keeps_the_selection_while_it_holds_the_querys_best_tools()
     assert plain[0] == first and plain[1] == {"read_file", "write_file"} and plain[2] == cached[2]
 
 
+def test_a_new_tool_block_reaches_the_pipeline_as_an_empty_cached_prefix() -> None:
+    """What cache_aware holds back is what lies inside the cached prefix: after a new tool block, nothing."""
+    from strands_offload.context_manager import _prompt_cache
+
+    class Probe:
+        name = "probe"
+
+        def __init__(self) -> None:
+            self.cached_ends: list[int] = []
+
+        async def apply(self, context: Any) -> bool:
+            view = _prompt_cache.known_view(context.agent)
+            self.cached_ends.append(view.cached_end(context.messages) if view is not None else -2)
+            return False
+
+    probe = Probe()
+    model = cached_model()
+    agent = agent_with([probe, Hide.tool_specs(config={"keep": 4})], model, stash=False)
+    agent("read a file, write a file, make a git commit, show the git log")
+    agent("read the file and write the file")  # the same selection: the cached prefix stands
+    agent("search the web")  # a new selection: the whole prefix is written again
+    assert [set(names(specs)) == set(names(model.specs[0])) for specs in model.specs] == [True, True, False]
+    assert probe.cached_ends[0] == -1  # nothing sent yet
+    assert probe.cached_ends[1] >= 0
+    assert probe.cached_ends[2] == -1
+
+
 def test_a_cold_cache_chooses_afresh() -> None:
     from strands_offload.context_manager import _prompt_cache
 
