@@ -2,9 +2,10 @@
 //! `TokenCounter`, and only counters cross the native boundary afterwards
 //! (the package's public functions take names and resolve them first).
 use offload_core::tokens::{Bpe, Encoding, TokenError};
-use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+
+use crate::errors::token_error;
 
 /// How tokens are counted: an exact BPE vocabulary (`cl100k_base`,
 /// `o200k_base`) or the SDK's chars/4 heuristic. One shared object per name.
@@ -22,7 +23,7 @@ impl TokenCounter {
     pub(crate) fn bpe(&self) -> PyResult<Bpe> {
         match self.encoding {
             Encoding::Bpe(bpe) => Ok(bpe),
-            Encoding::Heuristic => Err(token_err(TokenError::NoTokenIds("heuristic".into()))),
+            Encoding::Heuristic => Err(token_error(TokenError::NoTokenIds("heuristic".into()))),
         }
     }
 }
@@ -49,20 +50,13 @@ impl TokenCounter {
     }
 }
 
-pub(crate) fn token_err(e: TokenError) -> PyErr {
-    match e {
-        TokenError::UnknownToken(_) => PyKeyError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    }
-}
-
 /// The shared counter for `name` ("cl100k_base", "o200k_base" or
 /// "heuristic"); an unknown name raises `ValueError` listing the known ones.
 #[pyfunction]
 fn token_counter(py: Python<'_>, name: &str) -> PyResult<Py<TokenCounter>> {
     static SHARED: [PyOnceLock<Py<TokenCounter>>; 3] =
         [PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new()];
-    let encoding = name.parse::<Encoding>().map_err(token_err)?;
+    let encoding = name.parse::<Encoding>().map_err(token_error)?;
     let slot = match encoding {
         Encoding::Bpe(Bpe::Cl100kBase) => 0,
         Encoding::Bpe(Bpe::O200kBase) => 1,

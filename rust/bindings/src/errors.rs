@@ -3,8 +3,11 @@
 //! Every class is a `ValueError` subclass, so code written against the reference
 //! (which raises plain `ValueError`) keeps catching them. The core knows none of
 //! these: its error enums are mapped here.
+use offload_core::grep::GrepError;
+use offload_core::jsonpath::JsonQueryError;
+use offload_core::tokens::TokenError;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -52,6 +55,43 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("InvalidJsonDocument", py.get_type::<InvalidJsonDocument>())?;
     Ok(())
+}
+
+/// A grep error: a pattern that needs too much work is [`PatternTooExpensive`],
+/// one the native engines cannot match with Python's meaning
+/// [`UntranslatablePattern`], bytes that are not UTF-8 a plain `ValueError`.
+pub(crate) fn grep_error(err: GrepError) -> PyErr {
+    let text = err.to_string();
+    match err {
+        GrepError::BacktrackLimit { .. } | GrepError::TimeLimit { .. } | GrepError::TooBig(_) => {
+            PatternTooExpensive::new_err(text)
+        }
+        GrepError::Compile(_) | GrepError::SurrogateAmbiguous => {
+            UntranslatablePattern::new_err(text)
+        }
+        GrepError::InvalidUtf8 { .. } => PyValueError::new_err(text),
+    }
+}
+
+/// A JSON query error: the document, the query, or the work it needs.
+pub(crate) fn json_query_error(err: JsonQueryError) -> PyErr {
+    let text = err.to_string();
+    match err {
+        JsonQueryError::Document(_) => InvalidJsonDocument::new_err(text),
+        JsonQueryError::Query(_) => InvalidJsonQuery::new_err(text),
+        JsonQueryError::TooManyMatches | JsonQueryError::TooMuchWork => {
+            JsonQueryTooExpensive::new_err(text)
+        }
+    }
+}
+
+/// A token error: an id outside the vocabulary is `KeyError` (as a lookup in
+/// the vocabulary would be), anything else `ValueError`.
+pub(crate) fn token_error(err: TokenError) -> PyErr {
+    match err {
+        TokenError::UnknownToken(_) => PyKeyError::new_err(err.to_string()),
+        _ => PyValueError::new_err(err.to_string()),
+    }
 }
 
 /// Python's `MemoryError` for an allocation the core could not make.

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::errors::{detach_checked, PatternTooExpensive, UntranslatablePattern};
+use crate::errors::{detach_checked, grep_error};
 
 /// Bytes that live inside an immutable Python object (`bytes`, or the UTF-8 form
 /// CPython caches inside a `str`), kept alive by holding a reference to it.
@@ -44,19 +44,6 @@ impl PyHeldBytes {
     }
 }
 
-fn to_py_err(err: GrepError) -> PyErr {
-    let text = err.to_string();
-    match err {
-        GrepError::BacktrackLimit { .. } | GrepError::TimeLimit { .. } | GrepError::TooBig(_) => {
-            PatternTooExpensive::new_err(text)
-        }
-        GrepError::Compile(_) | GrepError::SurrogateAmbiguous => {
-            UntranslatablePattern::new_err(text)
-        }
-        GrepError::InvalidUtf8 { .. } => PyValueError::new_err(text),
-    }
-}
-
 /// A text (str or UTF-8 bytes) held once with its line index.
 #[pyclass(frozen, module = "strands_offload._native")]
 pub struct TextIndex {
@@ -86,7 +73,7 @@ impl TextIndex {
                     // Python's own UnicodeDecodeError, with positions inside the content.
                     let content = PyBytes::new(py, &b.as_bytes()[offset..]);
                     content.call_method1("decode", ("utf-8", "strict"))?;
-                    Err(to_py_err(err))
+                    Err(grep_error(err))
                 }
             };
         }
@@ -99,7 +86,7 @@ impl TextIndex {
                         len: text.len(),
                     };
                     let inner =
-                        detach_checked(py, || grep::TextIndex::new(held))?.map_err(to_py_err)?;
+                        detach_checked(py, || grep::TextIndex::new(held))?.map_err(grep_error)?;
                     Ok(TextIndex { inner })
                 }
                 Err(_) => {
@@ -107,7 +94,7 @@ impl TextIndex {
                     let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
                     let held = PyHeldBytes::from_bytes(encoded.cast::<PyBytes>()?);
                     let inner = detach_checked(py, || grep::TextIndex::from_wtf8(held))?
-                        .map_err(to_py_err)?;
+                        .map_err(grep_error)?;
                     Ok(TextIndex { inner })
                 }
             }
@@ -118,7 +105,7 @@ impl TextIndex {
                 Err(err) => {
                     // Let Python raise its own UnicodeDecodeError (same class, message, offsets).
                     b.call_method1("decode", ("utf-8", "strict"))?;
-                    Err(to_py_err(err))
+                    Err(grep_error(err))
                 }
             }
         } else {
@@ -174,7 +161,7 @@ impl Matcher {
     #[staticmethod]
     fn literal(needle: &[u8]) -> PyResult<Self> {
         let inner =
-            grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(to_py_err)?;
+            grep::Matcher::compile(MatcherSpec::Literal(needle.to_vec())).map_err(grep_error)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -190,7 +177,7 @@ impl Matcher {
             min,
             surrogate_exact,
         });
-        let inner = grep::Matcher::compile(spec).map_err(to_py_err)?;
+        let inner = grep::Matcher::compile(spec).map_err(grep_error)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -208,7 +195,7 @@ impl Matcher {
             surrogate_exact: translation.surrogate_exact,
             min_chars: translation.min_chars,
         };
-        let inner = detach_checked(py, || grep::Matcher::compile(spec))?.map_err(to_py_err)?;
+        let inner = detach_checked(py, || grep::Matcher::compile(spec))?.map_err(grep_error)?;
         Ok(Matcher {
             inner: Box::new(inner),
         })
@@ -262,7 +249,7 @@ fn search(
         context_lines,
         max_chars,
     };
-    let out = detach_checked(py, || grep::search(&index.inner, &query))?.map_err(to_py_err)?;
+    let out = detach_checked(py, || grep::search(&index.inner, &query))?.map_err(grep_error)?;
     into_text(py, out)
 }
 
@@ -290,9 +277,9 @@ fn search_bytes(
         Err(err @ GrepError::InvalidUtf8 { .. }) => {
             // Python's own UnicodeDecodeError (same class, message, offsets).
             data.call_method1("decode", ("utf-8", "strict"))?;
-            Err(to_py_err(err))
+            Err(grep_error(err))
         }
-        Err(err) => Err(to_py_err(err)),
+        Err(err) => Err(grep_error(err)),
     }
 }
 

@@ -1,25 +1,14 @@
 //! `json_query`: JSONPath queries on stored JSON bytes, for the retrieval tool.
 //!
 //! Parsing, selection and formatting are `offload_core::jsonpath`; this layer
-//! borrows the bytes, releases the GIL while the core works, and maps errors
-//! to the named `ValueError` subclasses of [`crate::errors`].
-use offload_core::jsonpath::{query_result_text_worded, ErrorWording, JsonQueryError};
+//! borrows the bytes and releases the GIL while the core works; its errors
+//! become the named `ValueError` subclasses in [`crate::errors`].
+use offload_core::jsonpath::{query_result_text_worded, ErrorWording};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::{detach_checked, InvalidJsonDocument, InvalidJsonQuery, JsonQueryTooExpensive};
-
-fn to_py_err(err: JsonQueryError) -> PyErr {
-    let text = err.to_string();
-    match err {
-        JsonQueryError::Document(_) => InvalidJsonDocument::new_err(text),
-        JsonQueryError::Query(_) => InvalidJsonQuery::new_err(text),
-        JsonQueryError::TooManyMatches | JsonQueryError::TooMuchWork => {
-            JsonQueryTooExpensive::new_err(text)
-        }
-    }
-}
+use crate::errors::{detach_checked, json_query_error};
 
 /// Run a JSONPath `query` on the JSON document `data` and return the text the
 /// model sees: a match-count header and the matches as an indented JSON array,
@@ -45,7 +34,7 @@ fn json_query<'py>(
     let text = detach_checked(py, || {
         query_result_text_worded(data, query, max_chars, wording)
     })?
-    .map_err(to_py_err)?;
+    .map_err(json_query_error)?;
     crate::fallible::new_str(py, &text)
 }
 

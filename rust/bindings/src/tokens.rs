@@ -10,8 +10,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::counter::{token_err, TokenCounter};
-use crate::errors::{detach_checked, memory_error};
+use crate::counter::TokenCounter;
+use crate::errors::{detach_checked, memory_error, token_error};
 
 /// A Python string as UTF-8: borrowed when it is valid, repaired when it has surrogates.
 pub(crate) enum Utf8<'a> {
@@ -334,7 +334,7 @@ fn decode<'py>(
     encoding: &Bound<'_, TokenCounter>,
 ) -> PyResult<Bound<'py, PyString>> {
     let bpe = encoding.get().bpe()?;
-    let text = detach_checked(py, || tokens::decode(&tokens, bpe))?.map_err(token_err)?;
+    let text = detach_checked(py, || tokens::decode(&tokens, bpe))?.map_err(token_error)?;
     crate::fallible::new_str(py, &text)
 }
 
