@@ -4,10 +4,10 @@
 //!
 //! The context manager measures every block on every model call, the
 //! offloader a tool result before deciding to offload it, the accelerated
-//! `Model.count_tokens` whole conversations: all three read blocks here. The
-//! walk over messages and blocks is this layer's (it reads Python objects); the
-//! JSON text comes from the `json` walker and the counting from
-//! `offload_core::tokens`.
+//! `Model.count_tokens` whole conversations: all three read blocks here. What
+//! counts and how is `offload_core::meter`'s policy; this layer is its
+//! [`Tree`] over Python objects (the JSON text comes from the `json` walker,
+//! exact counts from `offload_core::tokens`), and remembers counts by identity.
 //!
 //! Only the shapes messages have in practice are read: exact dicts and lists,
 //! exact `str` texts. Anything else (a subclass, a missing `content`, a text
@@ -26,12 +26,13 @@ use std::hash::BuildHasherDefault;
 use std::time::{Duration, Instant};
 
 use offload_core::json::compact_from_indented;
-use offload_core::tokens::{heuristic_count, heuristic_json_count, Bpe, Encoding};
+use offload_core::meter::{self, Key, Miss, Tree};
+use offload_core::tokens::{heuristic_json_count, Bpe, Encoding};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyInt, PyString};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
 use crate::counter::TokenCounter;
 use crate::errors::detach_checked;
@@ -43,56 +44,17 @@ use crate::tokens::{count_str, count_utf8, substring};
 /// The indent of the stored form (`json.dumps(value, indent=2)`).
 const STORED_INDENT: &[u8] = b"  ";
 
-/// The keys the heuristic reads, interned once.
-struct Keys {
-    content: Py<PyString>,
-    text: Py<PyString>,
-    tool_use: Py<PyString>,
-    tool_result: Py<PyString>,
-    reasoning_content: Py<PyString>,
-    reasoning_text: Py<PyString>,
-    guard_content: Py<PyString>,
-    citations_content: Py<PyString>,
-    name: Py<PyString>,
-    input: Py<PyString>,
-    json: Py<PyString>,
-}
+/// The keys the policy reads, interned once, indexed by `Key as usize`.
+type Keys = [Py<PyString>; Key::ALL.len()];
 
 fn keys(py: Python<'_>) -> &Keys {
     static KEYS: PyOnceLock<Keys> = PyOnceLock::new();
     KEYS.get_or_init(py, || {
-        let k = |s: &str| PyString::intern(py, s).unbind();
-        Keys {
-            content: k("content"),
-            text: k("text"),
-            tool_use: k("toolUse"),
-            tool_result: k("toolResult"),
-            reasoning_content: k("reasoningContent"),
-            reasoning_text: k("reasoningText"),
-            guard_content: k("guardContent"),
-            citations_content: k("citationsContent"),
-            name: k("name"),
-            input: k("input"),
-            json: k("json"),
-        }
+        Key::ALL.map(|key| PyString::intern(py, key.name()).unbind())
     })
 }
 
-/// Why a count could not be made natively.
-enum Miss {
-    /// A shape left to the SDK's walk.
-    Shape,
-    /// A Python error to raise as is.
-    Error(PyErr),
-}
-
-impl From<PyErr> for Miss {
-    fn from(e: PyErr) -> Self {
-        Miss::Error(e)
-    }
-}
-
-type Count = Result<usize, Miss>;
+type Count = meter::Count<PyErr>;
 
 fn is_exact_dict(obj: &Bound<'_, PyAny>) -> bool {
     // SAFETY: reading the type of a live object.
@@ -105,7 +67,10 @@ fn is_exact_list(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 /// `d[key]` of an exact dict (a new reference), `None` when absent.
-fn get<'py>(d: &Bound<'py, PyAny>, key: &Py<PyString>) -> Result<Option<Bound<'py, PyAny>>, Miss> {
+fn get<'py>(
+    d: &Bound<'py, PyAny>,
+    key: &Py<PyString>,
+) -> Result<Option<Bound<'py, PyAny>>, Miss<PyErr>> {
     let py = d.py();
     // SAFETY: `d` is a live exact dict, `key` a live str, and the GIL is held;
     // the borrowed result is turned into a new reference at once.
@@ -121,51 +86,137 @@ fn get<'py>(d: &Bound<'py, PyAny>, key: &Py<PyString>) -> Result<Option<Bound<'p
     }
 }
 
-/// `d[key]` when present, which must then be an exact dict.
-fn get_dict<'py>(
-    d: &Bound<'py, PyAny>,
-    key: &Py<PyString>,
-) -> Result<Option<Bound<'py, PyAny>>, Miss> {
-    match get(d, key)? {
-        Some(v) if !is_exact_dict(&v) => Err(Miss::Shape),
-        found => Ok(found),
-    }
-}
-
-/// The items of an exact list, each as a new reference. The size is re-read
-/// at each step: Python code run by the JSON walker (a dict subclass's
-/// `items()`) could change the list.
-fn list_items<'py>(
-    list: &Bound<'py, PyAny>,
-) -> Result<impl Iterator<Item = Bound<'py, PyAny>> + use<'py>, Miss> {
-    if !is_exact_list(list) {
-        return Err(Miss::Shape);
-    }
-    let list = list.clone();
-    let mut i: ffi::Py_ssize_t = 0;
-    Ok(std::iter::from_fn(move || {
-        // SAFETY: `list` is a live exact list held by the iterator, the GIL is held,
-        // and the borrowed item becomes a new reference at once.
-        unsafe {
-            if i >= ffi::PyList_Size(list.as_ptr()) {
-                return None;
-            }
-            let item = ffi::PyList_GetItem(list.as_ptr(), i);
-            i += 1;
-            Some(Bound::from_borrowed_ptr(list.py(), item))
-        }
-    }))
-}
-
 /// Whether `e` is what the SDK's JSON measure turns into 0.
 fn rejected_json(py: Python<'_>, e: &PyErr) -> bool {
     e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py)
 }
 
-/// A count of a part's two ends of `half` code points each, scaled to the
-/// part's `len`, rounded as Python's `round` does (halves to even).
-fn scaled(ends: usize, len: usize, half: usize) -> usize {
-    (ends as f64 * len as f64 / (2 * half) as f64).round_ties_even() as usize
+/// Whether `obj` is an exact `str`.
+fn is_exact_str(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: reading the type of a live object.
+    unsafe { ffi::Py_TYPE(obj.as_ptr()) == &raw mut ffi::PyUnicode_Type }
+}
+
+/// The policy's view of Python objects: exact dicts are maps, exact lists
+/// lists, exact `str`s texts.
+#[derive(Clone, Copy)]
+struct PyTree<'py> {
+    py: Python<'py>,
+    keys: &'py Keys,
+    /// See [`BlockMeter::exact_json`].
+    exact_json: bool,
+}
+
+impl<'py> Tree for PyTree<'py> {
+    type Node = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    #[inline]
+    fn is_map(&self, node: &Self::Node) -> bool {
+        is_exact_dict(node)
+    }
+
+    #[inline]
+    fn member(&self, map: &Self::Node, key: Key) -> Result<Option<Self::Node>, Miss<PyErr>> {
+        get(map, &self.keys[key as usize])
+    }
+
+    #[inline]
+    fn map_len(&self, map: &Self::Node) -> usize {
+        // SAFETY: the policy asks this of exact dicts only (`is_map`).
+        unsafe { ffi::PyDict_Size(map.as_ptr()).max(0) as usize }
+    }
+
+    /// The size is re-read at each step: Python code run by the JSON walker
+    /// (a dict subclass's `items()`) could change the list.
+    #[inline]
+    fn for_each_item<F>(&self, list: &Self::Node, mut each: F) -> Result<(), Miss<PyErr>>
+    where
+        F: FnMut(Self::Node) -> Result<bool, Miss<PyErr>>,
+    {
+        if !is_exact_list(list) {
+            return Err(Miss::Shape);
+        }
+        let mut i: ffi::Py_ssize_t = 0;
+        loop {
+            // SAFETY: `list` is a live exact list, the GIL is held, and the
+            // borrowed item becomes a new reference at once.
+            let item = unsafe {
+                if i >= ffi::PyList_Size(list.as_ptr()) {
+                    return Ok(());
+                }
+                Bound::from_borrowed_ptr(self.py, ffi::PyList_GetItem(list.as_ptr(), i))
+            };
+            i += 1;
+            if !each(item)? {
+                return Ok(());
+            }
+        }
+    }
+
+    #[inline]
+    fn text_chars(&self, text: &Self::Node) -> Count {
+        if !is_exact_str(text) {
+            return Err(Miss::Shape);
+        }
+        // SAFETY: a live str.
+        let n = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+        if n < 0 {
+            return Err(Miss::Error(PyErr::fetch(self.py)));
+        }
+        Ok(n as usize)
+    }
+
+    fn text_tokens(&self, text: &Self::Node, bpe: Bpe, limit: Option<usize>) -> Count {
+        if !is_exact_str(text) {
+            return Err(Miss::Shape);
+        }
+        // SAFETY: checked to be an exact str just above.
+        Ok(count_str(
+            unsafe { text.cast_unchecked::<PyString>() },
+            bpe,
+            limit,
+        )?)
+    }
+
+    fn json_chars(&self, value: &Self::Node) -> Result<Option<usize>, Miss<PyErr>> {
+        let py = self.py;
+        if self.exact_json {
+            // SAFETY: `value` is held alive by the caller and the GIL is held.
+            match unsafe { compact_len_exact(py, value.as_ptr()) } {
+                Ok(Some(n)) => Ok(Some(n)),
+                Err(e) if rejected_json(py, &e) => Ok(None),
+                // A subclass, or json's own recursion budget to apply.
+                Ok(None) | Err(_) => Err(Miss::Shape),
+            }
+        } else {
+            // SAFETY: as above.
+            match unsafe { compact_len(py, value.as_ptr()) } {
+                Ok(n) => Ok(Some(n)),
+                Err(e) if rejected_json(py, &e) => Ok(None),
+                Err(e) => Err(Miss::Error(e)),
+            }
+        }
+    }
+
+    fn json_tokens(&self, value: &Self::Node, bpe: Bpe) -> Result<Option<usize>, Miss<PyErr>> {
+        let py = self.py;
+        // SAFETY: `value` is held alive by the caller and the GIL is held.
+        match unsafe { compact_text(py, value.as_ptr()) } {
+            Ok(text) => {
+                // The writer's single-line output is ASCII.
+                let n = count_utf8(py, std::str::from_utf8(&text).unwrap_or(""), bpe, None);
+                recycle(text);
+                Ok(Some(n?))
+            }
+            Err(e) if rejected_json(py, &e) => Ok(None),
+            Err(e) => Err(Miss::Error(e)),
+        }
+    }
+
+    fn empty_map(&self) -> Self::Node {
+        PyDict::new(self.py).into_any()
+    }
 }
 
 /// A tool result's stored JSON: the stored bytes (after the prefix) and the
@@ -198,60 +249,12 @@ pub struct BlockMeter {
 }
 
 impl BlockMeter {
-    /// Tokens of an exact `str`.
-    fn text(&self, obj: &Bound<'_, PyAny>, limit: Option<usize>) -> Count {
-        // SAFETY: reading the type of a live object.
-        if unsafe { ffi::Py_TYPE(obj.as_ptr()) } != &raw mut ffi::PyUnicode_Type {
-            return Err(Miss::Shape);
-        }
-        let text = obj.cast::<PyString>().map_err(PyErr::from)?;
-        match self.counter {
-            Encoding::Heuristic => {
-                // SAFETY: a live str.
-                let n = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
-                if n < 0 {
-                    return Err(Miss::Error(PyErr::fetch(obj.py())));
-                }
-                Ok(heuristic_count(n as usize))
-            }
-            Encoding::Bpe(bpe) => Ok(count_str(text, bpe, limit)?),
-        }
-    }
-
-    /// Tokens of the single-line JSON of a value (0 for what `json.dumps` rejects).
-    fn json(&self, obj: &Bound<'_, PyAny>) -> Count {
-        let py = obj.py();
-        match self.counter {
-            Encoding::Heuristic if self.exact_json => {
-                // SAFETY: `obj` is held alive by the caller and the GIL is held.
-                match unsafe { compact_len_exact(py, obj.as_ptr()) } {
-                    Ok(Some(n)) => Ok(heuristic_json_count(n)),
-                    Err(e) if rejected_json(py, &e) => Ok(0),
-                    // A subclass, or json's own recursion budget to apply.
-                    Ok(None) | Err(_) => Err(Miss::Shape),
-                }
-            }
-            Encoding::Heuristic => {
-                // SAFETY: as above.
-                match unsafe { compact_len(py, obj.as_ptr()) } {
-                    Ok(n) => Ok(heuristic_json_count(n)),
-                    Err(e) if rejected_json(py, &e) => Ok(0),
-                    Err(e) => Err(Miss::Error(e)),
-                }
-            }
-            Encoding::Bpe(bpe) => {
-                // SAFETY: as above.
-                match unsafe { compact_text(py, obj.as_ptr()) } {
-                    Ok(text) => {
-                        // The writer's single-line output is ASCII.
-                        let n = count_utf8(py, std::str::from_utf8(&text).unwrap_or(""), bpe, None);
-                        recycle(text);
-                        Ok(n?)
-                    }
-                    Err(e) if rejected_json(py, &e) => Ok(0),
-                    Err(e) => Err(Miss::Error(e)),
-                }
-            }
+    /// The policy's view of Python objects, with this meter's JSON rule.
+    fn tree<'py>(&self, py: Python<'py>) -> PyTree<'py> {
+        PyTree {
+            py,
+            keys: keys(py),
+            exact_json: self.exact_json,
         }
     }
 
@@ -282,7 +285,7 @@ impl BlockMeter {
         value: &Bound<'_, PyAny>,
         limit: Option<usize>,
         sample: Option<usize>,
-    ) -> Result<Option<usize>, Miss> {
+    ) -> Result<Option<usize>, Miss<PyErr>> {
         let py = value.py();
         let counter = self.counter;
         let skip = self.prefix.len();
@@ -306,11 +309,11 @@ impl BlockMeter {
     }
 
     /// The count of `block`, from memory when it carries JSON and was seen.
-    fn count(&mut self, block: &Bound<'_, PyAny>) -> Count {
+    fn count<'py>(&mut self, tree: &PyTree<'py>, block: &Bound<'py, PyAny>) -> Count {
         if let Some((_, n)) = self.known.get(&(block.as_ptr() as usize)) {
             return Ok(*n);
         }
-        let (n, has_json) = self.block_count(block)?;
+        let (n, has_json) = meter::block(tree, self.counter, block)?;
         // Blocks without JSON cost no more to count than to look up.
         if has_json {
             self.known
@@ -319,107 +322,14 @@ impl BlockMeter {
         Ok(n)
     }
 
-    /// `d["text"]` (or another text key) of an exact dict, counted when present.
-    fn text_member(&self, d: &Bound<'_, PyAny>, key: &Py<PyString>) -> Count {
-        match get(d, key)? {
-            Some(text) => self.text(&text, None),
-            None => Ok(0),
-        }
-    }
-
-    /// The sum of the `"text"` counts of a list of exact dicts.
-    fn text_items(&self, list: &Bound<'_, PyAny>, k: &Keys) -> Count {
-        let mut total = 0;
-        for item in list_items(list)? {
-            if !is_exact_dict(&item) {
-                return Err(Miss::Shape);
-            }
-            total += self.text_member(&item, &k.text)?;
-        }
-        Ok(total)
-    }
-
-    /// The count of one block, and whether it carries JSON. The order of the
-    /// checks does not matter: each part is a term of a sum, and any error
-    /// leaves the whole count to the SDK's walk or raises.
-    fn block_count(&self, block: &Bound<'_, PyAny>) -> Result<(usize, bool), Miss> {
-        if !is_exact_dict(block) {
-            return Err(Miss::Shape);
-        }
-        let k = keys(block.py());
-        let text = get(block, &k.text)?;
-        let mut total = match &text {
-            Some(text) => self.text(text, None)?,
-            None => 0,
-        };
-        if text.is_some() && block.len().unwrap_or(0) == 1 {
-            return Ok((total, false));
-        }
-        let mut has_json = false;
-        if let Some(tool_use) = get_dict(block, &k.tool_use)? {
-            has_json = true;
-            total += self.text_member(&tool_use, &k.name)?;
-            total += match get(&tool_use, &k.input)? {
-                Some(input) => self.json(&input)?,
-                // A call without input counts as `{}`.
-                None => self.json(&pyo3::types::PyDict::new(block.py()).into_any())?,
-            };
-        }
-        if let Some(tool_result) = get_dict(block, &k.tool_result)? {
-            has_json = true;
-            if let Some(content) = get(&tool_result, &k.content)? {
-                for item in list_items(&content)? {
-                    if !is_exact_dict(&item) {
-                        return Err(Miss::Shape);
-                    }
-                    total += self.text_member(&item, &k.text)?;
-                    if let Some(json) = get(&item, &k.json)? {
-                        total += self.json(&json)?;
-                    }
-                }
-            }
-        }
-        if let Some(reasoning) = get_dict(block, &k.reasoning_content)? {
-            if let Some(reasoning_text) = get_dict(&reasoning, &k.reasoning_text)? {
-                total += self.text_member(&reasoning_text, &k.text)?;
-            }
-        }
-        if let Some(guard) = get_dict(block, &k.guard_content)? {
-            if let Some(guard_text) = get_dict(&guard, &k.text)? {
-                total += self.text_member(&guard_text, &k.text)?;
-            }
-        }
-        if let Some(citations) = get_dict(block, &k.citations_content)? {
-            if let Some(content) = get(&citations, &k.content)? {
-                total += self.text_items(&content, k)?;
-            }
-        }
-        Ok((total, has_json))
-    }
-
     /// Call `each(index, sum, largest)` with the block counts of every message.
     fn walk(
         &mut self,
         messages: &Bound<'_, PyAny>,
-        mut each: impl FnMut(usize, usize, usize),
-    ) -> Result<(), Miss> {
-        let k = keys(messages.py());
-        for (index, message) in list_items(messages)?.enumerate() {
-            if !is_exact_dict(&message) {
-                return Err(Miss::Shape);
-            }
-            let Some(content) = get(&message, &k.content)? else {
-                return Err(Miss::Shape);
-            };
-            let (mut sum, mut largest) = (0, 0);
-            for block in list_items(&content)? {
-                let n = self.count(&block)?;
-                sum += n;
-                largest = largest.max(n);
-            }
-            each(index, sum, largest);
-        }
-        Ok(())
+        each: impl FnMut(usize, usize, usize),
+    ) -> Result<(), Miss<PyErr>> {
+        let tree = self.tree(messages.py());
+        meter::messages(&tree, messages, |block| self.count(&tree, block), each)
     }
 
     /// Tokens of a tool result's content: its texts and JSON values.
@@ -429,37 +339,22 @@ impl BlockMeter {
         limit: Option<usize>,
         sample: Option<usize>,
     ) -> Count {
-        let py = content.py();
-        let k = keys(py);
-        let mut total = 0usize;
-        let left = |total: usize| limit.map(|l| l.saturating_sub(total));
-        for item in list_items(content)? {
-            if !is_exact_dict(&item) {
-                return Err(Miss::Shape);
+        let tree = self.tree(content.py());
+        let counter = self.counter;
+        let text_count = |text: &Bound<'_, PyAny>, left| match counter {
+            Encoding::Bpe(bpe) if limit.is_none() && sample.is_some() => {
+                if !is_exact_str(text) {
+                    return Err(Miss::Shape);
+                }
+                // SAFETY: checked to be an exact str just above.
+                let text = unsafe { text.cast_unchecked::<PyString>() };
+                Ok(sampled_text(text, bpe, sample)?)
             }
-            if let Some(text) = get(&item, &k.text)? {
-                total += match self.counter {
-                    Encoding::Bpe(bpe) if limit.is_none() && sample.is_some() => {
-                        if !text.is_exact_instance_of::<PyString>() {
-                            return Err(Miss::Shape);
-                        }
-                        sampled_text(
-                            &text.cast_into::<PyString>().map_err(PyErr::from)?,
-                            bpe,
-                            sample,
-                        )?
-                    }
-                    _ => self.text(&text, left(total))?,
-                };
-            }
-            if let Some(json) = get(&item, &k.json)? {
-                total += self.stored_json(&json, left(total), sample)?.unwrap_or(0);
-            }
-            if limit.is_some_and(|l| total > l) {
-                return Ok(total);
-            }
-        }
-        Ok(total)
+            _ => meter::text(&tree, counter, text, left),
+        };
+        meter::result(&tree, content, limit, text_count, |value, left| {
+            self.stored_json(value, left, sample)
+        })
     }
 }
 
@@ -479,7 +374,7 @@ fn sampled_count(
             let half = sample / 2;
             let ends = count_utf8(py, &text[..half], bpe, None)?
                 + count_utf8(py, &text[text.len() - half..], bpe, None)?;
-            Ok(scaled(ends, text.len(), half))
+            Ok(meter::scaled(ends, text.len(), half))
         }
         _ => count_utf8(py, text, bpe, limit),
     }
@@ -499,14 +394,14 @@ fn sampled_text(text: &Bound<'_, PyString>, bpe: Bpe, sample: Option<usize>) -> 
         Some(sample) if units > sample => {
             let half = sample / 2;
             let ends = count_slice(0, half)? + count_slice(units - half, units)?;
-            Ok(scaled(ends, units, half))
+            Ok(meter::scaled(ends, units, half))
         }
         _ => count_str(text, bpe, None),
     }
 }
 
 /// `Ok(None)` for a shape left to the SDK's walk, the error for a Python error.
-fn settle<T>(result: Result<T, Miss>) -> PyResult<Option<T>> {
+fn settle<T>(result: Result<T, Miss<PyErr>>) -> PyResult<Option<T>> {
     match result {
         Ok(v) => Ok(Some(v)),
         Err(Miss::Shape) => Ok(None),
@@ -538,7 +433,8 @@ impl BlockMeter {
     /// The count of one content block, or `None` when its shape is left to the SDK's walk.
     fn block(&mut self, block: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
         let started = Instant::now();
-        let counted = self.count(block);
+        let tree = self.tree(block.py());
+        let counted = self.count(&tree, block);
         self.busy += started.elapsed();
         settle(counted)
     }

@@ -10,6 +10,7 @@ pub mod json;
 pub mod jsonpath;
 pub mod keyword;
 pub mod media;
+pub mod meter;
 pub mod pages;
 pub mod preview;
 pub mod rank;
