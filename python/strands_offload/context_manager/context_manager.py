@@ -8,7 +8,7 @@ ours: the stash, the pipeline run on each model call, overflow recovery, the ret
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from strands.hooks.events import (
@@ -39,12 +39,10 @@ from ._persist import (
     still_describes,
     truncate_rule,
 )
-from .presets import resolve_strategies
+from .presets import CONTEXT_MANAGER_PRESETS, MANAGER_PRESETS, resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
-from .strategies.hide import Hide
 from .strategies.hide.tool_specs import decide_tool_specs
-from .strategies.offload import Offload
 from .strategies.offload.base import BaseOffloadStrategy
 from .strategies.offload.drop import DropStrategy
 from .strategies.offload.truncate import EmergencyTruncateStrategy, TruncateStrategy
@@ -57,35 +55,10 @@ __all__ = ["CONTEXT_MANAGER_PRESETS", "ContextManager", "ContextManagerStrategy"
 
 logger = logging.getLogger(__name__)
 
-CONTEXT_MANAGER_PRESETS: tuple[str, ...] = ("auto", "agentic")
 ContextManagerStrategy = Literal["auto", "agentic"]
 
 _MAX_OVERFLOW_RETRIES = 3
 _TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
-
-
-def _default_strategies() -> list[Any]:
-    return [
-        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500),
-        Offload.summarize("*").when(utilization=0.85, preserve_recent=4),
-    ]
-
-
-def _agentic_strategies() -> list[Any]:
-    return [
-        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=8000),
-        Offload.summarize("*").when(utilization=1, preserve_recent=4),
-    ]
-
-
-def _cache_optimized_strategies() -> list[Any]:
-    # "auto"'s previews; summaries read the agent's cached prefix and come at 70% of the window
-    # (as the SDK's "proactive_summarization"): reads of a smaller prefix on every call cost less
-    # than the extra summaries. Edits of blocks already cached wait for one that breaks the prefix.
-    return [
-        Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500, cache_aware=True),
-        Offload.summarize("*", cache_aligned=True).when(utilization=0.7, preserve_recent=4, cache_aware=True),
-    ]
 
 
 def _bind_strategy(strategy: Any, agent: Any, stash: Stash | None) -> None:
@@ -150,7 +123,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
-        chosen = resolve_strategies(strategies) if strategies is not None else _default_strategies()
+        chosen = resolve_strategies(strategies) if strategies is not None else MANAGER_PRESETS["auto"].strategies()
         self._strategies: list[Any] = [*chosen, EmergencyTruncateStrategy()]
         config: StashConfig | None = stash if isinstance(stash, dict) else None
         self._stash_disabled = stash is False
@@ -214,11 +187,13 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         if isinstance(strategy, _seam.reference_context_manager_class()):
             return strategy  # ours or the SDK's: the Agent takes either as it is
         if isinstance(strategy, str):
-            build = _PRESET_BUILDERS.get(strategy)
-            if build is None:
+            preset = MANAGER_PRESETS.get(strategy)
+            if preset is None:
                 valid = ", ".join(repr(p) for p in CONTEXT_MANAGER_PRESETS)
                 raise ValueError(f'Unknown context_manager preset: "{strategy}". Valid presets: {valid}')
-            return build(**options)
+            manager = ContextManager(strategies=preset.strategies(), **options)
+            manager._agentic = preset.agentic  # registers the agentic tools and middleware when bound
+            return manager
         if not isinstance(strategy, dict):
             raise ValueError(
                 f"Unsupported context_manager value: {strategy!r}. "
@@ -507,29 +482,3 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 logger.warning("agent_id=<%s> | re-counting tokens failed", agent.agent_id, exc_info=True)
             logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)
         return acted
-
-
-def _agentic_manager(**options: Any) -> ContextManager:
-    manager = ContextManager(strategies=_agentic_strategies(), **options)
-    manager._agentic = True  # registers the agentic tools and middleware when bound
-    return manager
-
-
-def _cache_optimized_manager(**options: Any) -> ContextManager:
-    return ContextManager(strategies=_cache_optimized_strategies(), **options)
-
-
-def _tool_registry_manager(**options: Any) -> ContextManager:
-    # "auto"'s strategies, and each request shows the 10 tool specs its turn needs once 20 or more exist.
-    hide = Hide.tool_specs(config={"keep": 10}).when(count=20)
-    return ContextManager(strategies=[*_default_strategies(), hide], **options)
-
-
-# The preset strings ``from_strategy`` accepts, and what each builds ("cache-optimized" is ours:
-# the reference's CONTEXT_MANAGER_PRESETS, and so ``Agent(context_manager=...)``, do not know it).
-_PRESET_BUILDERS: dict[str, Callable[..., ContextManager]] = {
-    "auto": ContextManager,
-    "agentic": _agentic_manager,
-    "cache-optimized": _cache_optimized_manager,
-    "tool_registry": _tool_registry_manager,
-}
