@@ -4,6 +4,10 @@ The model objects are the SDK's own: they format the request (cache points inclu
 ``cache_config`` exactly as in production) and parse the answer. Only the client is ours: it bills
 the request through the simulated cache, records it, and answers with what a scripted responder
 says. No network is touched.
+
+The Bedrock stub needs only strands' own dependencies; the Anthropic stub also needs the
+``anthropic`` package (a test extra), imported when an Anthropic stub is made: without it,
+:class:`AnthropicUnavailable` says so. ``strands-offload bench`` uses the Bedrock stub alone.
 """
 
 from __future__ import annotations
@@ -18,7 +22,37 @@ from .prompt_cache import BilledCall, PromptCache, anthropic_units, bedrock_unit
 if TYPE_CHECKING:
     from anthropic.types import ContentBlock, Message
 
-__all__ = ["Reply", "StubAnthropicClient", "StubBedrockClient", "anthropic_model", "bedrock_model", "summary_request"]
+__all__ = [
+    "AnthropicUnavailable",
+    "Reply",
+    "StubAnthropicClient",
+    "StubBedrockClient",
+    "anthropic_model",
+    "bedrock_model",
+    "require_anthropic",
+    "summary_request",
+]
+
+
+class AnthropicUnavailable(ImportError):
+    """The Anthropic stub was asked for, and the ``anthropic`` package is not installed."""
+
+
+def require_anthropic() -> None:
+    """Check that the Anthropic stub can work.
+
+    Raises:
+        AnthropicUnavailable: When ``anthropic`` (or ``httpx``, which it uses) cannot be imported.
+    """
+    try:
+        import anthropic  # noqa: F401
+        import httpx  # noqa: F401
+    except ImportError as error:
+        raise AnthropicUnavailable(
+            f"the Anthropic stub client needs the 'anthropic' package, a test extra "
+            f"(pip install 'strands-offload[test]'): {error}. "
+            "strands-offload bench does not need it (its sessions run on the Bedrock stub)."
+        ) from error
 
 
 @dataclass
@@ -289,6 +323,7 @@ class StubAnthropicClient:
     messages: _StubMessages = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        require_anthropic()
         self.messages = _StubMessages(self)
 
     def answer(self, request: dict[str, Any]) -> _StubMessageStream:
@@ -313,7 +348,12 @@ def anthropic_model(
     max_tokens: int = 4096,
     **config: Any,
 ) -> Any:
-    """An ``AnthropicModel`` whose client is a :class:`StubAnthropicClient`."""
+    """An ``AnthropicModel`` whose client is a :class:`StubAnthropicClient`.
+
+    Raises:
+        AnthropicUnavailable: When the ``anthropic`` package is not installed.
+    """
+    require_anthropic()
     from strands.models.anthropic import AnthropicModel
 
     model = AnthropicModel(client_args={"api_key": "stub"}, model_id=model_id, max_tokens=max_tokens, **config)
