@@ -296,3 +296,15 @@ class Bm25Ranker:
 
 def rank_terms(text: str) -> list[str]:
     """The terms ``Bm25Ranker`` ranks ``text`` by: split on case and separators, folded, stemmed, no stop words."""
+
+# relevance previews: verbatim chunks of a long text, scored with BM25
+__all__ += ["relevance_chunks"]
+
+def relevance_chunks(
+    text: str, max_chars: int, query: str | None = None
+) -> tuple[list[int], list[int], list[int], list[float] | None]:
+    """``text`` in chunks of at most ``max_chars`` characters, each ending after a newline if it can.
+
+    Their start offsets, first and last lines (1-based), and with ``query`` their BM25 scores divided
+    by the best (``Bm25Ranker``'s scores of the chunk texts). The GIL is released.
+    """

@@ -20,7 +20,11 @@ from .presets import STRATEGY_PRESET_NAMES, StrategyPresetName
 from .ranking import BM25Ranker as BM25Ranker
 from .ranking import Ranker as Ranker
 from .strategies.hide import Hide as Hide
+from .strategies.offload import BedrockReranker as BedrockReranker
 from .strategies.offload import Offload
+from .strategies.offload import RelevanceConfig as RelevanceConfig
+from .strategies.offload import Reranker as Reranker
+from .strategies.offload import RerankerError as RerankerError
 from .types import ContextManagerConfig, ContextState, ContextStrategy, StashConfig
 
 __all__ = [

@@ -15,6 +15,7 @@ mod keyword;
 mod media;
 mod meter;
 mod rank;
+mod relevance;
 mod sent;
 mod tokens;
 
@@ -41,5 +42,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     jsonpath::register(m)?;
     joined::register(m)?;
     rank::register(m)?;
+    relevance::register(m)?;
     Ok(())
 }

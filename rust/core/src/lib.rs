@@ -14,6 +14,7 @@ pub mod meter;
 pub mod pages;
 pub mod preview;
 pub mod rank;
+pub mod relevance;
 mod swar;
 #[cfg(test)]
 mod test_rng;

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._bedrock import BedrockReranker
 from .drop import DropStrategy
+from .relevance import RelevanceConfig, RelevanceStrategy, Reranker, RerankerError
 from .summarize import SummarizeStrategy
 from .truncate import EmergencyTruncateStrategy, TruncateStrategy
 
 if TYPE_CHECKING:
     from strands.experimental.context_manager import OffloadTarget, SummarizeConfig, TruncateConfig
 
-__all__ = ["DropStrategy", "EmergencyTruncateStrategy", "Offload", "SummarizeStrategy", "TruncateStrategy"]
+__all__ = [
+    "BedrockReranker",
+    "DropStrategy",
+    "EmergencyTruncateStrategy",
+    "Offload",
+    "RelevanceConfig",
+    "RelevanceStrategy",
+    "Reranker",
+    "RerankerError",
+    "SummarizeStrategy",
+    "TruncateStrategy",
+]
 
 
 class _Offload:
@@ -41,6 +54,14 @@ class _Offload:
     def drop(self, target: OffloadTarget) -> DropStrategy:
         """A ``[Dropped]`` marker (with stash references) in place of content."""
         return DropStrategy(target)
+
+    def relevance(self, target: OffloadTarget, config: RelevanceConfig | None = None) -> RelevanceStrategy:
+        """Beyond the reference: a long tool result cut to the chunks relevant to the question.
+
+        The upstream proposal's shape (``reranker``, ``relevance_threshold``, ``chunk_tokens``,
+        ``preview_tokens`` in ``config``), with the native BM25 reranker, on this host, by default.
+        """
+        return RelevanceStrategy(target, config)
 
 
 Offload = _Offload()

@@ -1,0 +1,49 @@
+//! Binding of the relevance chunker and scorer (`offload_core::relevance`).
+use std::borrow::Cow;
+
+use offload_core::relevance;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::errors::detach_checked;
+
+fn text_of<'a>(item: &'a Bound<'_, PyString>) -> Cow<'a, str> {
+    // Lone surrogates cannot be UTF-8: each becomes U+FFFD, one code point for one, so every
+    // offset returned still counts the Python string's code points.
+    match item.to_str() {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => Cow::Owned(item.to_string_lossy().into_owned()),
+    }
+}
+
+type Chunked = (Vec<usize>, Vec<usize>, Vec<usize>, Option<Vec<f64>>);
+
+/// `text` cut into chunks of at most `max_chars` code points (after a newline where the window
+/// holds one): their start offsets, first and last lines, and with `query` their BM25 scores
+/// divided by the best. The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (text, max_chars, query=None))]
+fn relevance_chunks(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    max_chars: usize,
+    query: Option<&Bound<'_, PyString>>,
+) -> PyResult<Chunked> {
+    let text = text_of(text);
+    let query = query.map(text_of);
+    let text: &str = &text;
+    let query: Option<&str> = query.as_deref();
+    detach_checked(py, || {
+        let chunks = relevance::chunks(text, max_chars);
+        let scores = query.map(|q| relevance::scores(q, text, &chunks));
+        let starts = chunks.iter().map(|c| c.start).collect();
+        let firsts = chunks.iter().map(|c| c.first_line).collect();
+        let lasts = chunks.iter().map(|c| c.last_line).collect();
+        (starts, firsts, lasts, scores)
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(relevance_chunks, m)?)?;
+    Ok(())
+}
