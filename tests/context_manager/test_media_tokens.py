@@ -378,3 +378,24 @@ def test_the_ledger_says_when_a_summary_counted_media(monkeypatch: pytest.Monkey
     assert counters == {"heuristic+media:anthropic"}
     removed = telemetry.total("strands_offload.context.tokens_removed")
     assert removed > 3 * 4 * 1_300  # the summaries' counts held the screenshots they removed
+
+
+@pytest.mark.parametrize("option", [None, "auto"])
+def test_ahead_expects_the_screenshots_the_tools_will_return(
+    option: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from strands_offload.context_manager import Offload
+
+    # The summary starts while the browser runs only when the projection counts the screenshots
+    # in flight (the earlier results' media); and every one started ahead is the one used.
+    strategy = Offload.summarize("*", ahead=True).when(utilization=0.85, preserve_recent=4)
+    manager = ContextManager(strategies=[strategy], media_tokens=option)
+    with caplog.at_level(logging.DEBUG, logger="strands_offload.context_manager.strategies.offload.summarize"):
+        _, model = _session(manager)
+    started = sum("summary started ahead" in record.getMessage() for record in caplog.records)
+    assert (started > 0) is (option is not None)
+    assert manager.savings().summaries_ahead_unused == 0
+    if option is not None:
+        assert [r["billed"] for r in model.requests if r["billed"] > WINDOW] == []

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .... import _native
 from ..._measure import Measure
 
 logger = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ async def expected_result_tokens(
     """Tokens the results of ``calls`` are expected to take.
 
     Per call: the mean of earlier results of the same tool, else of all earlier results, else none.
+    With a media rule on ``measure`` (``media_tokens=``), results count their images and documents too.
     """
     by_tool: dict[str, list[int]] = {}
     every: list[int] = []
@@ -137,6 +139,8 @@ async def expected_result_tokens(
         for block in message["content"]:
             if "toolResult" in block:
                 tokens = await measure.block("user", block)
+                if measure.media is not None:
+                    tokens += _native.media_block_tokens(block, measure.media)
                 every.append(tokens)
                 by_tool.setdefault(names.get(block["toolResult"]["toolUseId"], ""), []).append(tokens)
     expected = 0

@@ -146,7 +146,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
             calls = [block["toolUse"] for block in event.message["content"] if "toolUse" in block]
             if not calls or not messages or messages[-1] is not event.message:
                 return
-            measure = Measure(agent.model, self._encoding)
+            measure = Measure(agent.model, self._encoding, media=_media.rule_of(agent))
             names = _tool_names(messages)
             future = [*messages, _ahead.placeholder_results(calls)]
             # As the next model call's hooks will see it: the event loop's projection (the system
