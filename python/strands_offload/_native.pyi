@@ -1,6 +1,6 @@
 """Typed stubs of the compiled module ``strands_offload._native``."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, final
 
 __version__: str
@@ -307,4 +307,29 @@ def relevance_chunks(
 
     Their start offsets, first and last lines (1-based), and with ``query`` their BM25 scores divided
     by the best (``Bm25Ranker``'s scores of the chunk texts). The GIL is released.
+    """
+
+# the turn under accelerate(): the event loop's deep copies, the tracer's message events
+__all__ += ["_deep_copy", "_span_json", "_span_json_ok", "_span_message_events"]
+
+def _deep_copy(obj: object, fallback: Callable[[object, dict[int, object]], object]) -> object:
+    """``copy.deepcopy(obj)``, with dicts, lists and tuples copied natively.
+
+    The immutable scalars are shared; any other value (and containers nested deeper than 128 levels)
+    is given to ``fallback(value, memo)`` with the memo of the copy so far.
+    """
+
+def _span_json(obj: object, *, max_depth: int) -> str | None:
+    """The strands tracer's ``serialize(obj)`` text, or ``None`` when its own code must answer."""
+
+def _span_json_ok(obj: object, *, max_depth: int) -> bool:
+    """Whether ``_span_json(obj, max_depth=max_depth)`` gives a text, without writing it."""
+
+def _span_message_events(
+    messages: object, *, write: bool, max_depth: int, write_from: int = 0
+) -> tuple[list[tuple[str, str, str]], int]:
+    """The tracer's per-message events for the longest prefix of ``messages`` known here.
+
+    Returns the events (name, redaction attribute, text) of the prefix's messages from ``write_from``
+    on (the earlier ones only checked) and the prefix's length.
     """

@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod counter;
+mod deepcopy;
 mod errors;
 mod fallible;
 mod grep;
@@ -17,6 +18,7 @@ mod meter;
 mod rank;
 mod relevance;
 mod sent;
+mod span_json;
 mod tokens;
 
 /// Which vector fast paths this build compiled: `"x86_64"`, `"aarch64"` or
@@ -43,5 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     joined::register(m)?;
     rank::register(m)?;
     relevance::register(m)?;
+    deepcopy::register(m)?;
+    span_json::register(m)?;
     Ok(())
 }
