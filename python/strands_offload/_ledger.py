@@ -21,11 +21,14 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Status, StatusCode
 
 from . import _seam
-from .telemetry import METRICS, Savings
+from .telemetry import METRICS, SAVINGS_METRICS, Savings
 
 _SCOPE = "strands_offload"
 _FIELDS = tuple(f.name for f in fields(Savings))
 _MEASURE = {"strands_offload.operation": "measure"}
+# The span of a request with hidden tool specs carries its figures under their metric names.
+_SPECS_HIDDEN = SAVINGS_METRICS["tool_specs_hidden"][0]
+_SPEC_TOKENS_HIDDEN = SAVINGS_METRICS["tool_spec_tokens_hidden"][0]
 #: How often a ledger without a provider looks again for a global one, in seconds.
 RECHECK_SECONDS = 1.0
 
@@ -37,19 +40,27 @@ def _version() -> str:
 
 
 class _Instruments:
-    """The instruments of ``METRICS`` on one meter."""
+    """The instruments of ``METRICS`` on one meter, reached by the ``Savings`` field each reports."""
 
     def __init__(self, meter: metrics.Meter) -> None:
-        self.by_name: dict[str, Any] = {}
+        made: dict[str, Any] = {}
         for name, (kind, unit, description) in METRICS.items():
             make = meter.create_histogram if kind == "histogram" else meter.create_counter
-            self.by_name[name] = make(name, unit=unit, description=description)
+            made[name] = make(name, unit=unit, description=description)
+        # Field -> (its instrument, the attributes that single it out, or None).
+        self._by_field: dict[str, tuple[Any, dict[str, str] | None]] = {
+            field: (made[name], dict(fixed) or None) for field, (name, fixed) in SAVINGS_METRICS.items()
+        }
 
-    def add(self, name: str, amount: float, attributes: Mapping[str, Any]) -> None:
-        self.by_name[name].add(amount, attributes)
+    def add(self, field: str, amount: float, attributes: Mapping[str, Any]) -> None:
+        """Add ``amount`` to the counter of the ``Savings`` field ``field``."""
+        instrument, fixed = self._by_field[field]
+        instrument.add(amount, attributes if fixed is None else {**attributes, **fixed})
 
-    def record(self, name: str, amount: float, attributes: Mapping[str, Any]) -> None:
-        self.by_name[name].record(amount, attributes)
+    def record(self, field: str, amount: float, attributes: Mapping[str, Any]) -> None:
+        """Record ``amount`` in the histogram of the ``Savings`` field ``field``."""
+        instrument, fixed = self._by_field[field]
+        instrument.record(amount, attributes if fixed is None else {**attributes, **fixed})
 
 
 class PerAgent:
@@ -228,11 +239,11 @@ class Ledger:
         labels = {"gen_ai.tool.name": call.tool_name, "strands_offload.storage": storage}
         if self.metering:
             instruments = self._meter()
-            instruments.add("strands_offload.offloads", 1, labels)
+            instruments.add("offloads", 1, labels)
             counted = {**labels, "strands_offload.counter": counter}
-            instruments.add("strands_offload.offload.tokens_kept_out", kept_out, counted)
-            instruments.add("strands_offload.offload.bytes_stored", bytes_stored, labels)
-            instruments.record("strands_offload.native.duration", native_seconds, _MEASURE)
+            instruments.add("tokens_kept_out", kept_out, counted)
+            instruments.add("bytes_stored", bytes_stored, labels)
+            instruments.record("native_seconds", native_seconds, _MEASURE)
         self._span(
             "strands_offload.offload",
             call.invocation_state,
@@ -274,13 +285,15 @@ class Ledger:
         labels = {"strands_offload.retrieval.mode": mode, "strands_offload.retrieval.outcome": outcome}
         if self.metering:
             instruments = self._meter()
-            instruments.add("strands_offload.retrievals", 1, {**labels, "gen_ai.tool.name": call.tool_name})
+            instruments.add(
+                "retrievals" if ok else "retrievals_failed", 1, {**labels, "gen_ai.tool.name": call.tool_name}
+            )
             if tokens:
                 counted = {**labels, "strands_offload.counter": counter}
-                instruments.add("strands_offload.retrieval.tokens_returned", tokens, counted)
+                instruments.add("tokens_retrieved", tokens, counted)
             if native_seconds:
                 operation = {"strands_offload.operation": mode}
-                instruments.record("strands_offload.native.duration", native_seconds, operation)
+                instruments.record("native_seconds", native_seconds, operation)
         self._span(
             "strands_offload.retrieve",
             call.invocation_state,
@@ -325,13 +338,13 @@ class Ledger:
         labels, counted = found
         if self.metering:
             instruments = self._meter()
-            instruments.add("strands_offload.context.edits", 1, labels)
-            instruments.add("strands_offload.context.tokens_removed", tokens_removed, counted)
-            instruments.add("strands_offload.context.tokens_added", tokens_added, counted)
+            instruments.add("edits", 1, labels)
+            instruments.add("tokens_removed", tokens_removed, counted)
+            instruments.add("tokens_added", tokens_added, counted)
             if cache_invalidating:
-                instruments.add("strands_offload.context.cache_invalidating_edits", 1, labels)
+                instruments.add("cache_invalidating_edits", 1, labels)
             if native_seconds:
-                instruments.record("strands_offload.native.duration", native_seconds, _MEASURE)
+                instruments.record("native_seconds", native_seconds, _MEASURE)
         if not self.tracing:
             return
         self._span(
@@ -356,19 +369,21 @@ class Ledger:
         self._add(agent, {"tool_specs_hidden": specs, "tool_spec_tokens_hidden": tokens})
         if self.metering:
             instruments = self._meter()
-            instruments.add("strands_offload.tool_specs.hidden", specs, {})
-            instruments.add("strands_offload.tool_specs.tokens_hidden", tokens, {})
+            instruments.add("tool_specs_hidden", specs, {})
+            instruments.add("tool_spec_tokens_hidden", tokens, {})
         if self.tracing:
             self._span(
                 "strands_offload.hide_tool_specs",
                 invocation_state,
                 started_ns,
-                {"strands_offload.tool_specs.hidden": specs, "strands_offload.tool_specs.tokens_hidden": tokens},
+                {_SPECS_HIDDEN: specs, _SPEC_TOKENS_HIDDEN: tokens},
             )
 
     def summary_ahead_unused(self, agent: Any) -> None:
         """A summary started ahead of its turn that no pass used (its call was made or cancelled)."""
         self._add(agent, {"summaries_ahead_unused": 1})
+        if self.metering:
+            self._meter().add("summaries_ahead_unused", 1, {})
 
     def summarizer_call(self, agent: Any, *, input_tokens: int, output_tokens: int) -> None:
         """One model call made by the summarizer, with the usage its response reported."""
@@ -379,9 +394,9 @@ class Ledger:
         if not self.metering:
             return
         instruments = self._meter()
-        instruments.add("strands_offload.summarizer.calls", 1, {})
-        instruments.add("strands_offload.summarizer.tokens", input_tokens, {"gen_ai.token.type": "input"})
-        instruments.add("strands_offload.summarizer.tokens", output_tokens, {"gen_ai.token.type": "output"})
+        instruments.add("summarizer_calls", 1, {})
+        instruments.add("summarizer_input_tokens", input_tokens, {})
+        instruments.add("summarizer_output_tokens", output_tokens, {})
 
 
 class NativeClock:

@@ -1,14 +1,17 @@
 """What offloading and context editing saved: the totals of :meth:`ContextOffloader.savings`.
 
 The same figures go out as OpenTelemetry metrics and spans (see ``_ledger`` and the README's
-table of metric names); this module holds the summary a user can print without OpenTelemetry.
+table of metric names); this module holds the summary a user can print without OpenTelemetry, the
+metrics (:data:`METRICS`) and which metric reports each of its fields (:data:`SAVINGS_METRICS`):
+the one place either is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-__all__ = ["METRICS", "Savings"]
+__all__ = ["METRICS", "SAVINGS_METRICS", "Savings"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,11 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "{token}",
         "tokens the summarizer's responses reported, by gen_ai.token.type (input, output)",
     ),
+    "strands_offload.summarizer.ahead_unused": (
+        "counter",
+        "{summary}",
+        "summaries started ahead of their turn (ahead=True) that no pass used",
+    ),
     "strands_offload.tool_specs.hidden": (
         "counter",
         "{spec}",
@@ -139,4 +147,27 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "s",
         "time in the native core per operation (measure, grep, line_range, json_query, full, stash_search)",
     ),
+}
+
+# Savings field -> (the metric that reports it, the attributes that single the field out of a metric
+# several fields share). The ledger adds each figure to the totals and to its metric through this.
+SAVINGS_METRICS: Mapping[str, tuple[str, Mapping[str, str]]] = {
+    "offloads": ("strands_offload.offloads", {}),
+    "tokens_kept_out": ("strands_offload.offload.tokens_kept_out", {}),
+    "bytes_stored": ("strands_offload.offload.bytes_stored", {}),
+    "retrievals": ("strands_offload.retrievals", {"strands_offload.retrieval.outcome": "ok"}),
+    "tokens_retrieved": ("strands_offload.retrieval.tokens_returned", {}),
+    # Every outcome but "ok" (not_found, refused, error).
+    "retrievals_failed": ("strands_offload.retrievals", {}),
+    "edits": ("strands_offload.context.edits", {}),
+    "tokens_removed": ("strands_offload.context.tokens_removed", {}),
+    "tokens_added": ("strands_offload.context.tokens_added", {}),
+    "cache_invalidating_edits": ("strands_offload.context.cache_invalidating_edits", {}),
+    "summarizer_calls": ("strands_offload.summarizer.calls", {}),
+    "summarizer_input_tokens": ("strands_offload.summarizer.tokens", {"gen_ai.token.type": "input"}),
+    "summarizer_output_tokens": ("strands_offload.summarizer.tokens", {"gen_ai.token.type": "output"}),
+    "summaries_ahead_unused": ("strands_offload.summarizer.ahead_unused", {}),
+    "native_seconds": ("strands_offload.native.duration", {}),
+    "tool_specs_hidden": ("strands_offload.tool_specs.hidden", {}),
+    "tool_spec_tokens_hidden": ("strands_offload.tool_specs.tokens_hidden", {}),
 }
