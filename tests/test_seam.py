@@ -33,6 +33,8 @@ FEATURES = {
     "re-parser",
     "re-casefix",
     "accelerate",
+    "accelerate-turn",
+    "span-events",
     "cycle-span",
     "session-log",
     "agent-request",
@@ -47,6 +49,7 @@ STRANDS_FEATURES = {
     "agent-as-tool",
     "context-manager",
     "accelerate",
+    "accelerate-turn",
     "cycle-span",
     "session-log",
     "agent-request",
@@ -167,6 +170,14 @@ BREAKERS: dict[str, tuple[Breaker, str]] = {
         lambda mp: mp.delattr(importlib.import_module("strands._context_manager.stash"), "_encode"),
         "has no _encode",
     ),
+    "accelerate-turn": (
+        lambda mp: mp.setattr(importlib.import_module("strands.event_loop.streaming"), "_normalize_messages", list),
+        "_normalize_messages no longer uses copy, deepcopy",
+    ),
+    "span-events": (
+        lambda mp: mp.delattr(importlib.import_module("opentelemetry.sdk.trace"), "_Span"),
+        "has no _Span subclass of Span",
+    ),
     "cycle-span": (
         lambda mp: mp.setattr(importlib.import_module(EVENT_LOOP), "event_loop_cycle", lambda *args: None),
         "no longer stores 'event_loop_cycle_span'",
@@ -229,6 +240,8 @@ def test_failed_probe_warns_once_then_refuses(
         where = f"strands-agents {_seam.strands_version()}"
     elif feature == "metrics-placeholder":
         where = f"opentelemetry-api {importlib.metadata.version('opentelemetry-api')}"
+    elif feature == "span-events":
+        where = f"opentelemetry-sdk {importlib.metadata.version('opentelemetry-sdk')}"
     else:
         where = f"Python {sys.version.split()[0]}"
     assert str(ours[0].message).startswith(f"strands_offload: {feature} is unavailable on {where} (")

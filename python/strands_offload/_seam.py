@@ -42,6 +42,16 @@ Features:
         ``Hide.tool_specs`` changes what the request carries.
     ``accelerate``: the module attributes :func:`strands_offload.accelerate` swaps (``ACCELERATE_TARGETS``)
         and the SDK functions its replacements hand unusual inputs back to (``ACCELERATE_FALLBACKS``).
+    ``accelerate-turn``: what accelerate() swaps in the turn itself (the targets of this feature in
+        ``ACCELERATE_TARGETS``): the ``copy`` globals of the event loop and of the streaming module (whose
+        ``_handle_model_execution`` and ``_normalize_messages`` deep-copy the conversation on every model
+        call) and the tracer's ``Tracer._add_event_messages``, with what its replacement relies on
+        (``serialize``, its encoder's per-value probe, the ``_add_event`` / ``_redact`` /
+        ``_get_event_name_for_message`` methods: ``ACCELERATE_TURN_FALLBACKS``).
+    ``span-events``: how the OpenTelemetry SDK's span keeps its events (``opentelemetry.sdk.trace._Span``,
+        ``Span._events``, a ``opentelemetry.sdk.util.BoundedList`` that keeps the last ``maxlen`` events and
+        counts the others in ``dropped``), so that accelerate()'s message events skip building the events a
+        span would drop anyway and count them as it would.
 """
 
 from __future__ import annotations
@@ -142,14 +152,24 @@ def _probe_re_casefix() -> None:
         raise SeamUnavailable("the re module's extra case table is not a dict")
 
 
-def _probe_accelerate() -> None:
-    # Every target and fallback is checked before accelerate() swaps anything.
-    for target in (*ACCELERATE_TARGETS, *ACCELERATE_FALLBACKS):
-        _has(target.module, target.name)
-        value = getattr(_module(target.module), target.name)
-        if target.kind == "json":
-            if value is not sys.modules.get("json") and not getattr(value, STAND_IN_MARK, False):
-                raise SeamUnavailable(f"{target.module}.{target.name} is not the json module")
+def _resolve(target: SwapTarget) -> Any:
+    """The current value of ``target`` (its name may be dotted: a class attribute)."""
+    owner: Any = _module(target.module)
+    for part in target.name.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
+def _probe_targets(targets: tuple[SwapTarget, ...]) -> None:
+    for target in targets:
+        owner, _, attribute = f"{target.module}.{target.name}".rpartition(".")
+        try:
+            value = _resolve(target)
+        except AttributeError:
+            raise SeamUnavailable(f"{owner} has no {attribute}") from None
+        if target.kind in _MODULE_KINDS:
+            if value is not sys.modules.get(target.kind) and not getattr(value, STAND_IN_MARK, False):
+                raise SeamUnavailable(f"{target.module}.{target.name} is not the {target.kind} module")
             continue
         if not callable(value):
             raise SeamUnavailable(f"{target.module}.{target.name} is not callable")
@@ -157,12 +177,76 @@ def _probe_accelerate() -> None:
         names = list(inspect.signature(original).parameters)
         if names != list(target.params):
             raise SeamUnavailable(f"{target.module}.{target.name} takes {names}, expected {list(target.params)}")
+
+
+def _probe_accelerate() -> None:
+    # Every target and fallback is checked before accelerate() swaps anything.
+    _probe_targets((*(t for t in ACCELERATE_TARGETS if t.feature == "accelerate"), *ACCELERATE_FALLBACKS))
     # Model.count_tokens must look the estimate up by name at call time, or swapping it does nothing.
     count_tokens = _module("strands.models.model").Model.count_tokens
     code = getattr(count_tokens, "__code__", None)
     if code is None or "_estimate_tokens_with_heuristic" not in code.co_names:
         raise SeamUnavailable("Model.count_tokens no longer calls _estimate_tokens_with_heuristic")
 
+
+def _uses(function: Any, what: str, names: tuple[str, ...] = (), consts: tuple[str, ...] = ()) -> None:
+    code = getattr(getattr(function, ORIGINAL_MARK, function), "__code__", None)
+    missing = [n for n in names if code is None or n not in code.co_names]
+    missing += [c for c in consts if code is None or c not in code.co_consts]
+    if missing:
+        raise SeamUnavailable(f"{what} no longer uses {', '.join(map(str, missing))}")
+
+
+_TRACER = "strands.telemetry.tracer"
+
+
+def _probe_accelerate_turn() -> None:
+    _probe_targets((*(t for t in ACCELERATE_TARGETS if t.feature == "accelerate-turn"), *ACCELERATE_TURN_FALLBACKS))
+    # The copies go through the module's copy global, looked up at call time.
+    loop = _module(_EVENT_LOOP)
+    _uses(loop._handle_model_execution, "_handle_model_execution", ("copy", "deepcopy", "InvokeModelContext"))
+    _uses(_module(_STREAMING)._normalize_messages, "_normalize_messages", ("copy", "deepcopy"))
+    # The tracer's message events: what the replacement reproduces.
+    tracer = _module(_TRACER)
+    _uses(
+        tracer.Tracer._add_event_messages,
+        "Tracer._add_event_messages",
+        (*_TRACER_METHODS, "serialize", "use_latest_genai_conventions", "_span_attributes_only"),
+        ("gen_ai.output.messages", "gen_ai.input.messages", "assistant", "content"),
+    )
+    _uses(tracer.Tracer._get_event_name_for_message, "Tracer._get_event_name_for_message", (), ("toolResult",))
+    _uses(tracer.serialize, "serialize", ("json", "dumps", "JSONEncoder"))
+    _uses(tracer.JSONEncoder._process_value, "JSONEncoder._process_value", ("dumps",), ("<replaced>",))
+    if not isinstance(getattr(_module("opentelemetry.trace"), "NonRecordingSpan", None), type):
+        raise SeamUnavailable("opentelemetry.trace has no NonRecordingSpan class")
+
+
+_OTEL_SDK_TRACE = "opentelemetry.sdk.trace"
+
+
+def _probe_span_events() -> None:
+    trace = _module(_OTEL_SDK_TRACE)
+    bounded: Any = _module("opentelemetry.sdk.util").BoundedList
+    span_class: Any = getattr(trace, "_Span", None)
+    if not isinstance(span_class, type) or not issubclass(span_class, trace.Span):
+        raise SeamUnavailable(f"{_OTEL_SDK_TRACE} has no _Span subclass of Span")
+    _uses(trace.Span.add_event, "Span.add_event", ("_add_event", "Event", "BoundedAttributes"))
+    # The events of a span made the usual way, and how the list drops the oldest.
+    probe_list = bounded(2)
+    for item in range(3):
+        probe_list.append(item)
+    if list(probe_list) != [1, 2] or probe_list.dropped != 1 or probe_list._dq.maxlen != 2:
+        raise SeamUnavailable("BoundedList no longer keeps the last maxlen items and counts the dropped ones")
+    provider = trace.TracerProvider()
+    span: Any = provider.get_tracer("strands_offload.probe").start_span("probe")
+    made_as_expected = type(span) is span_class and type(span.__dict__.get("_events")) is bounded
+    span.end()
+    provider.shutdown()
+    if not made_as_expected:
+        raise SeamUnavailable("Span no longer keeps its events in a BoundedList (_events)")
+
+
+_TRACER_METHODS = ("_add_event", "_redact", "_get_event_name_for_message", "_map_content_blocks_to_otel_parts")
 
 _CYCLE_SPAN_KEY = "event_loop_cycle_span"
 
@@ -246,6 +330,8 @@ _PROBES: dict[str, Callable[[], None]] = {
     "re-parser": _probe_re_parser,
     "re-casefix": _probe_re_casefix,
     "accelerate": _probe_accelerate,
+    "accelerate-turn": _probe_accelerate_turn,
+    "span-events": _probe_span_events,
     "cycle-span": _probe_cycle_span,
     "session-log": _probe_session_log,
     "agent-request": _probe_agent_request,
@@ -263,6 +349,7 @@ _STRANDS_FEATURES = frozenset(
         "agent-as-tool",
         "context-manager",
         "accelerate",
+        "accelerate-turn",
         "cycle-span",
         "session-log",
         "agent-request",
@@ -279,6 +366,8 @@ def _whose(feature: str) -> str:
         return f"strands-agents {strands_version()}"
     if feature == "metrics-placeholder":
         return f"opentelemetry-api {_version_of('opentelemetry-api')}"
+    if feature == "span-events":
+        return f"opentelemetry-sdk {_version_of('opentelemetry-sdk')}"
     return f"Python {sys.version.split()[0]}"
 
 
@@ -514,15 +603,18 @@ class SwapTarget:
 
     Attributes:
         module: Dotted module name.
-        name: Attribute of that module.
-        kind: ``"function"`` (probed for its parameter names) or ``"json"`` (the module's ``json`` global).
+        name: Attribute of that module (``Class.attribute`` for a method).
+        kind: ``"function"`` (probed for its parameter names), ``"json"`` or ``"copy"`` (the module's
+            ``json`` / ``copy`` global).
         params: The function's parameter names, in order.
+        feature: The seam feature whose probe checks it.
     """
 
     module: str
     name: str
     kind: str = "function"
     params: tuple[str, ...] = ()
+    feature: str = "accelerate"
 
     @property
     def dotted(self) -> str:
@@ -530,10 +622,15 @@ class SwapTarget:
         return f"{self.module}.{self.name}"
 
 
+#: Target kinds that are a module global standing for a whole module (accelerate() puts a stand-in there).
+_MODULE_KINDS = ("json", "copy")
+
 _SEARCH = ("text", "pattern", "line_range", "context_lines", "max_chars")
 _OFFLOADER = "strands.vended_plugins.context_offloader"
 _CM = "strands._context_manager"
 _MODEL = "strands.models.model"
+_EVENT_LOOP = "strands.event_loop.event_loop"
+_STREAMING = "strands.event_loop.streaming"
 
 #: Everything accelerate() swaps: the offloader's search where it is defined and where two modules
 #: copied it at import, the ``json`` globals of the modules that dump JSON on the hot path, the stash
@@ -553,6 +650,9 @@ ACCELERATE_TARGETS: tuple[SwapTarget, ...] = (
         "_estimate_tokens_with_heuristic",
         params=("messages", "tool_specs", "system_prompt", "system_prompt_content"),
     ),
+    SwapTarget(_EVENT_LOOP, "copy", "copy", feature="accelerate-turn"),
+    SwapTarget(_STREAMING, "copy", "copy", feature="accelerate-turn"),
+    SwapTarget(_TRACER, "Tracer._add_event_messages", params=("self", "span", "messages"), feature="accelerate-turn"),
 )
 
 #: SDK functions the replacements hand unusual inputs to (read, never swapped).
@@ -563,22 +663,120 @@ ACCELERATE_FALLBACKS: tuple[SwapTarget, ...] = (
 )
 
 
+#: What the replacement of ``Tracer._add_event_messages`` relies on (read, never swapped).
+ACCELERATE_TURN_FALLBACKS: tuple[SwapTarget, ...] = (
+    SwapTarget(_TRACER, "serialize", params=("obj",), feature="accelerate-turn"),
+    SwapTarget(
+        _TRACER,
+        "Tracer._add_event",
+        params=("self", "span", "event_name", "event_attributes", "to_span_attributes"),
+        feature="accelerate-turn",
+    ),
+    SwapTarget(_TRACER, "Tracer._redact", params=("self", "attribute_name", "value"), feature="accelerate-turn"),
+    SwapTarget(_TRACER, "Tracer._get_event_name_for_message", params=("self", "message"), feature="accelerate-turn"),
+    SwapTarget(
+        _TRACER,
+        "Tracer._map_content_blocks_to_otel_parts",
+        params=("self", "content_blocks"),
+        feature="accelerate-turn",
+    ),
+)
+
+
 def swap_get(target: SwapTarget) -> Any:
-    """The current value of ``target`` (raises :class:`SeamUnavailable` when the feature failed its probe)."""
-    require("accelerate")
-    return getattr(_module(target.module), target.name)
+    """The current value of ``target`` (raises :class:`SeamUnavailable` when its feature failed its probe)."""
+    require(target.feature)
+    return _resolve(target)
 
 
 def swap_set(target: SwapTarget, value: Any) -> None:
-    """Set ``target`` to ``value`` (raises :class:`SeamUnavailable` when the feature failed its probe)."""
-    require("accelerate")
-    setattr(_module(target.module), target.name, value)
+    """Set ``target`` to ``value`` (raises :class:`SeamUnavailable` when its feature failed its probe)."""
+    require(target.feature)
+    owner, _, attribute = target.name.rpartition(".")
+    setattr(_resolve(SwapTarget(target.module, owner)) if owner else _module(target.module), attribute, value)
 
 
 def accelerate_fallback(name: str) -> Any:
-    """One of :data:`ACCELERATE_FALLBACKS` by attribute name."""
-    target = next(t for t in ACCELERATE_FALLBACKS if t.name == name)
+    """One of :data:`ACCELERATE_FALLBACKS` or :data:`ACCELERATE_TURN_FALLBACKS` by attribute name."""
+    target = next(t for t in (*ACCELERATE_FALLBACKS, *ACCELERATE_TURN_FALLBACKS) if t.name == name)
     return swap_get(target)
+
+
+def tracer_module() -> ModuleType:
+    """``strands.telemetry.tracer`` (whose ``serialize``, ``JSONEncoder`` and ``json`` the span replacement checks)."""
+    require("accelerate-turn")
+    return _module(_TRACER)
+
+
+def span_event_room(span: Any) -> int | None:
+    """How many events ``span`` keeps, when it is the OpenTelemetry SDK's own recording span.
+
+    ``None`` for any other span (or an ended one, or when ``span-events`` failed its probe): every
+    event must then be added. The SDK span keeps the last that many events and counts the rest as
+    dropped (see :func:`count_dropped_events`).
+    """
+    classes = _span_classes()
+    if classes is None:
+        return None
+    span_class, span_base, bounded = classes
+    if type(span) is not span_class or getattr(span_class, "add_event", None) is not getattr(span_base, "add_event", 0):
+        return None
+    events: Any = span.__dict__.get("_events")
+    if type(events) is not bounded or span.__dict__.get("_end_time") is not None:
+        return None
+    room = events._dq.maxlen
+    return room if type(room) is int and room > 0 else None
+
+
+def count_dropped_events(span: Any, count: int) -> None:
+    """Count ``count`` more events as dropped by ``span`` (one :func:`span_event_room` accepted)."""
+    events = span._events
+    with events._lock:
+        events.dropped += count
+
+
+@functools.cache
+def _span_classes() -> tuple[Any, Any, Any] | None:
+    if not available("span-events"):
+        return None
+    trace = _module(_OTEL_SDK_TRACE)
+    return trace._Span, trace.Span, _module("opentelemetry.sdk.util").BoundedList
+
+
+def tracer_rules() -> tuple[Any, ...]:
+    """What the tracer's ``serialize`` is made of, as it is now (compared with the known objects per call).
+
+    ``serialize`` itself, its encoder class with the encoder's ``encode`` and per-value probe
+    ``_process_value``, and the ``json`` module the tracer module uses.
+    """
+    tracer = _module(_TRACER)
+    encoder = tracer.JSONEncoder
+    return tracer.serialize, encoder, encoder.encode, encoder._process_value, tracer.json
+
+
+def tracer_methods(tracer: Any) -> tuple[Any, ...] | None:
+    """The tracer methods the message events go through, as ``tracer`` has them now.
+
+    ``(_add_event, _redact, _get_event_name_for_message, _map_content_blocks_to_otel_parts)`` of its
+    class, or ``None`` when the instance shadows one of them with its own attribute.
+    """
+    own = getattr(tracer, "__dict__", {})
+    if any(name in own for name in _TRACER_METHODS):
+        return None
+    cls = type(tracer)
+    return tuple(getattr(cls, name, None) for name in _TRACER_METHODS)
+
+
+def tracer_attributes_only(tracer: Any) -> bool:
+    """Whether ``tracer`` records the aggregated message content as span attributes, not events."""
+    return bool(tracer._span_attributes_only)
+
+
+def non_recording_span_class() -> type:
+    """OpenTelemetry's span that records nothing (``opentelemetry.trace.NonRecordingSpan``)."""
+    require("accelerate-turn")
+    cls: type = _module("opentelemetry.trace").NonRecordingSpan
+    return cls
 
 
 # ---------------------------------------------------------------------------- Python's re
