@@ -399,3 +399,64 @@ def test_ahead_expects_the_screenshots_the_tools_will_return(
     assert manager.savings().summaries_ahead_unused == 0
     if option is not None:
         assert [r["billed"] for r in model.requests if r["billed"] > WINDOW] == []
+
+
+def test_a_tool_result_summarized_alone_sends_the_media_that_fit() -> None:
+    from strands_offload.context_manager import Offload
+
+    @tool
+    def gallery() -> dict[str, Any]:
+        """Return twelve screenshots."""
+        return {"status": "success", "content": [{"text": "twelve shots " * 20}] + [image_block(png(2560, 1600))] * 12}
+
+    model = ClaudeBilling(16_000)
+    model.turn = CALLS - 1  # one more tool call (to the gallery, by the name below), then done
+
+    strategy = Offload.summarize("tool_results").when(threshold=10)
+    agent = Agent(
+        model=model,
+        tools=[gallery],
+        context_manager=ContextManager(strategies=[strategy], media_tokens="auto"),
+        callback_handler=None,
+    )
+    model_script = ClaudeBilling.stream
+
+    async def stream(self: ClaudeBilling, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterable[StreamEvent]:
+        async for event in model_script(self, messages, *args, **kwargs):
+            if "contentBlockStart" in event and "toolUse" in event["contentBlockStart"]["start"]:
+                event["contentBlockStart"]["start"]["toolUse"]["name"] = "gallery"
+            yield event
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ClaudeBilling, "stream", stream)
+        with fixed_tracking_ids():
+            agent("show me the gallery")
+    assert [r["billed"] for r in model.requests if r["billed"] > 16_000] == []
+    summary = next(r for r in model.requests if r["summary"])
+    blocks = summary["messages"][0]["content"]
+    placeholders = [b["text"] for b in blocks if "text" in b and b["text"].startswith("[image png")]
+    assert 0 < sum("image" in b for b in blocks) < 12 and len(placeholders) + sum("image" in b for b in blocks) == 12
+    assert placeholders[-1].endswith("stashed as tu_8_12]")
+    result = next(b["toolResult"] for m in agent.messages for b in m["content"] if "toolResult" in b)
+    assert result["content"][0]["text"].startswith("[Summarized: tool result")
+
+
+def test_drop_and_summarize_leave_a_placeholder_for_a_media_block() -> None:
+    import asyncio
+
+    from strands_offload.context_manager import Offload
+
+    agent = Agent(
+        model=ClaudeBilling(WINDOW),
+        context_manager=ContextManager(strategies=[], media_tokens="auto"),
+        callback_handler=None,
+    )
+    shot = image_block(png(1280, 800))
+    message = {"role": "user", "content": [shot]}
+    expected = {"text": "[image png, 1280x800, ~1,366 tokens, not shown, stashed as m_0]"}
+    for strategy in (Offload.drop("*"), Offload.summarize("*")):
+        assert asyncio.run(strategy._replace_block(shot, 0, message, agent, ["m_0"])) == expected
+    off = Agent(model=ClaudeBilling(WINDOW), context_manager=ContextManager(strategies=[]), callback_handler=None)
+    assert asyncio.run(Offload.drop("*")._replace_block(shot, 0, message, off, ["m_0"])) == {
+        "text": "[Dropped] [ref: m_0]"
+    }
