@@ -263,7 +263,13 @@ class SummarizeStrategy(BaseOffloadStrategy):
         refs = format_refs(stash_refs)
         if "toolResult" in block:
             result = block["toolResult"]
-            summary = await self._summary_or_none(tool_result_blocks(result["content"]), model, message, agent)
+            content = tool_result_blocks(result["content"])
+            rule = _media.rule_of(agent)
+            if rule is not None and any(_media.is_media(item) for item in content):
+                # media_tokens: the request holds the result's media only while they fit the window.
+                refs_by_block = _media.stash_refs([{"content": [block]}]) if self._stash is not None else None
+                content = await self._fitted(content, model, agent, rule, refs_by_block)
+            summary = await self._summary_or_none(content, model, message, agent)
             if not summary:
                 return None
             logger.debug("tool_use_id=<%s>, tokens=<%s> | tool result summarized", result["toolUseId"], tokens)
