@@ -298,7 +298,10 @@ def rank_terms(text: str) -> list[str]:
     """The terms ``Bm25Ranker`` ranks ``text`` by: split on case and separators, folded, stemmed, no stop words."""
 
 # relevance previews: verbatim chunks of a long text, scored with BM25
-__all__ += ["relevance_chunks"]
+__all__ += ["content_hash", "relevance_chunks"]
+
+def content_hash(data: bytes) -> int:
+    """A 64-bit hash of ``data`` (not cryptographic); ``Offload.dedupe`` compares results by it first."""
 
 def relevance_chunks(
     text: str, max_chars: int, query: str | None = None

@@ -1,9 +1,9 @@
 //! Binding of the relevance chunker and scorer (`offload_core::relevance`).
 use std::borrow::Cow;
 
-use offload_core::relevance;
+use offload_core::{rank, relevance};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 use crate::errors::detach_checked;
 
@@ -43,7 +43,19 @@ fn relevance_chunks(
     })
 }
 
+/// A 64-bit hash of `data` (not cryptographic: it tells changed content from unchanged), with the
+/// GIL released; `Offload.dedupe` compares results by it before comparing them in full.
+#[pyfunction]
+fn content_hash(py: Python<'_>, data: &Bound<'_, PyBytes>) -> u64 {
+    let bytes = data.as_bytes();
+    if bytes.len() < 64 * 1024 {
+        return rank::content_hash(bytes);
+    }
+    py.detach(|| rank::content_hash(bytes))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relevance_chunks, m)?)?;
+    m.add_function(wrap_pyfunction!(content_hash, m)?)?;
     Ok(())
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._bedrock import BedrockReranker
+from .dedupe import DedupeConfig, DedupeStrategy
 from .drop import DropStrategy
 from .relevance import RelevanceConfig, RelevanceStrategy, Reranker, RerankerError
 from .summarize import SummarizeStrategy
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BedrockReranker",
+    "DedupeConfig",
+    "DedupeStrategy",
     "DropStrategy",
     "EmergencyTruncateStrategy",
     "Offload",
@@ -62,6 +65,14 @@ class _Offload:
         ``preview_tokens`` in ``config``), with the native BM25 reranker, on this host, by default.
         """
         return RelevanceStrategy(target, config)
+
+    def dedupe(self, target: OffloadTarget = "tool_results", config: DedupeConfig | None = None) -> DedupeStrategy:
+        """Beyond the reference: a tool result equal to an earlier one still in the conversation is kept once.
+
+        Acts as each result arrives, with no condition needed; ``keep`` in ``config`` says which copy
+        stays (``"first"`` by default when the model has prompt caching, else ``"last"``).
+        """
+        return DedupeStrategy(target, config)
 
 
 Offload = _Offload()
