@@ -98,6 +98,21 @@ class BlockMeter:
     def clear(self) -> None: ...
     def __len__(self) -> int: ...
 
+# the identity pass of each model call (the context manager)
+__all__ += ["IdentityTrail"]
+
+@final
+class IdentityTrail:
+    """Every object of every message, by identity (references held), compared with the next call's walk."""
+
+    def __init__(self) -> None: ...
+    def compare(self, messages: list[object]) -> int:
+        """How many leading messages hold exactly the objects remembered; then remembers ``messages``."""
+    def update_from(self, messages: list[object], start: int) -> None:
+        """Remember ``messages``, walking only from ``start`` on (the ones before taken as remembered)."""
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
+
 # the savings ledger
 __all__ += ["has_cache_point", "holds_any"]
 

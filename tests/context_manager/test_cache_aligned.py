@@ -15,7 +15,7 @@ import pytest
 from _cm_harness import fixed_tracking_ids, without_usage
 from strands import Agent, tool
 from strands.models.model import CacheConfig
-from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
+from strands_offload.bench.prompt_cache import PromptCache, SimClock
 from strands_offload.bench.stub_clients import Reply, anthropic_model, bedrock_model, summary_request
 from strands_offload.context_manager import ContextManager, Offload
 
@@ -99,10 +99,10 @@ def _session(
         model=model,
         system_prompt=SYSTEM_PROMPT,
         tools=[lookup],
-        context_manager=ContextManager(strategies=[summarize]),
+        context_manager=ContextManager(strategies=[summarize], clock=clock),
         callback_handler=None,
     )
-    with simulated_clock(clock), fixed_tracking_ids():
+    with fixed_tracking_ids():
         for number in range(turns):
             agent(f"question {number}: " + "please look this up " * 20)
             clock.advance(20)

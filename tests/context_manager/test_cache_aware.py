@@ -28,7 +28,7 @@ from strands import Agent, tool
 from strands.hooks.events import BeforeModelCallEvent
 from strands.models.model import CacheConfig
 from strands.types.exceptions import ContextWindowOverflowException
-from strands_offload.bench.prompt_cache import BilledCall, PromptCache, SimClock, bedrock_units, simulated_clock
+from strands_offload.bench.prompt_cache import BilledCall, PromptCache, SimClock, bedrock_units
 from strands_offload.bench.stub_clients import Reply, bedrock_model
 from strands_offload.context_manager import ContextManager, Offload
 
@@ -178,7 +178,7 @@ def run(
     if model_id is not None:
         config["model_id"] = model_id
     model = bedrock_model(cache, script, **config)
-    manager = ContextManager(strategies=strategies, stash=False)
+    manager = ContextManager(strategies=strategies, stash=False, clock=clock)
     agent = Agent(
         model=model, system_prompt=SYSTEM_PROMPT, tools=[fetch, grep], context_manager=manager, callback_handler=None
     )
@@ -189,11 +189,10 @@ def run(
         session.projected.append(event.projected_input_tokens or 0)
 
     agent.hooks.add_callback(BeforeModelCallEvent, _size)
-    with simulated_clock(clock):
-        for number, turn in enumerate(turns):
-            script.plan(number, turn)
-            agent(f"turn {number}: look it up " + "word " * (turn.prompt * 4 // 5))
-            clock.advance(turn.then_wait)
+    for number, turn in enumerate(turns):
+        script.plan(number, turn)
+        agent(f"turn {number}: look it up " + "word " * (turn.prompt * 4 // 5))
+        clock.advance(turn.then_wait)
     return session
 
 
@@ -541,7 +540,7 @@ def run_sized(
     script = Script(clock)
     responder = Overflowing(script, cache, window)
     model = bedrock_model(cache, responder, context_window_limit=window, cache_config=AUTO)
-    manager = ContextManager(strategies=strategies, stash=False)
+    manager = ContextManager(strategies=strategies, stash=False, clock=clock)
     prompt = " ".join(f"Guideline {i}: be terse and exact." for i in range(prompt_tokens * 4 // 32)) or SYSTEM_PROMPT
     agent = Agent(
         model=model,
@@ -551,14 +550,13 @@ def run_sized(
         callback_handler=None,
     )
     session = Session(agent, model, cache, script)
-    with simulated_clock(clock):
-        for number, turn in enumerate(turns):
-            script.plan(number, turn)
-            try:
-                agent(f"turn {number}: look it up " + "word " * (turn.prompt * 4 // 5))
-            except ContextWindowOverflowException:
-                break  # no strategy could make room: the session ends here, its overflows counted
-            clock.advance(turn.then_wait)
+    for number, turn in enumerate(turns):
+        script.plan(number, turn)
+        try:
+            agent(f"turn {number}: look it up " + "word " * (turn.prompt * 4 // 5))
+        except ContextWindowOverflowException:
+            break  # no strategy could make room: the session ends here, its overflows counted
+        clock.advance(turn.then_wait)
     return session, responder
 
 

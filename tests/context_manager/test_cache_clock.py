@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from strands_offload.context_manager import _prompt_cache
+from strands_offload.context_manager import ContextManager, _prompt_cache
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="CLOCK_BOOTTIME is Linux's")
 def test_the_default_clock_reads_clock_boottime_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = _prompt_cache._clock  # the clock the module starts with (no simulation swapped it in)
+    clock = ContextManager()._clock  # a manager's clock when none is given
     before = time.clock_gettime(time.CLOCK_BOOTTIME)
     now = clock()
     after = time.clock_gettime(time.CLOCK_BOOTTIME)
@@ -55,6 +55,6 @@ def test_without_clock_boottime_the_wall_clock_is_read(monkeypatch: pytest.Monke
 
         monkeypatch.setattr(time, "CLOCK_BOOTTIME", 7, raising=False)
         monkeypatch.setattr(time, "clock_gettime", refused)
-    clock = _prompt_cache._suspend_counting_clock()
+    clock = _prompt_cache.suspend_counting_clock()
     _wall_times(monkeypatch, [1_000.0, 999.0, 1_300.0])
     assert [clock(), clock(), clock()] == [1_000.0, 1_000.0, 1_300.0]

@@ -9,7 +9,7 @@ import pytest
 from strands import Agent, tool
 from strands.experimental.context_manager import ContextManager as RefContextManager
 from strands.models.model import CacheConfig
-from strands_offload.bench.prompt_cache import PromptCache, SimClock, simulated_clock
+from strands_offload.bench.prompt_cache import PromptCache, SimClock
 from strands_offload.bench.stub_clients import Reply, bedrock_model, summary_request
 from strands_offload.context_manager import ContextManager
 from strands_offload.context_manager.context_manager import CONTEXT_MANAGER_PRESETS
@@ -53,8 +53,9 @@ def fetch(part: int) -> str:
     return " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(rng.randint(300, 1200)))
 
 
-def _billed(manager: Any) -> tuple[float, int]:
+def _billed(build: Any) -> tuple[float, int]:
     clock = SimClock()
+    manager = build(clock)  # ours reads the simulated clock
     cache = PromptCache(clock)
     turn = {"n": 0}
 
@@ -71,10 +72,9 @@ def _billed(manager: Any) -> tuple[float, int]:
     model = bedrock_model(cache, respond, cache_config=CacheConfig(strategy="auto"), context_window_limit=16_000)
     agent = Agent(model=model, tools=[fetch], context_manager=manager, callback_handler=None)
     largest = 0
-    with simulated_clock(clock):
-        for number in range(30):
-            agent(f"part {number}, please: " + "context " * 40)
-            clock.advance(20)
+    for number in range(30):
+        agent(f"part {number}, please: " + "context " * 40)
+        clock.advance(20)
     for request in model.client.requests:
         largest = max(largest, len(str(request["messages"])))
     assert sum(1 for call in cache.calls if call.label == "summary") >= 2
@@ -82,7 +82,7 @@ def _billed(manager: Any) -> tuple[float, int]:
 
 
 def test_the_preset_bills_less_than_the_references_auto_with_no_larger_context() -> None:
-    auto, auto_largest = _billed(RefContextManager.from_strategy("auto"))
-    preset, preset_largest = _billed(ContextManager.from_strategy("cache-optimized"))
+    auto, auto_largest = _billed(lambda clock: RefContextManager.from_strategy("auto"))
+    preset, preset_largest = _billed(lambda clock: ContextManager.from_strategy("cache-optimized", clock=clock))
     assert preset < 0.85 * auto
     assert preset_largest <= auto_largest

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from strands import Agent, tool
@@ -33,8 +33,9 @@ from strands.experimental.context_manager import ContextManager as RefContextMan
 from strands.hooks.events import BeforeModelCallEvent
 from strands.models.model import CacheConfig
 
-from ..context_manager import ContextManager, Offload
-from .prompt_cache import PromptCache, SimClock, simulated_clock
+from ..context_manager import ContextManager
+from ..context_manager.presets import MANAGER_PRESETS
+from .prompt_cache import PromptCache, SimClock
 from .stub_clients import Reply, bedrock_model, summary_request
 
 WINDOW = 32_000
@@ -149,19 +150,16 @@ class Responder:
         return self.queue.pop(0) if self.queue else Reply([{"text": "done"}])
 
 
-def _policy(name: str) -> Any:
+def _policy(name: str, clock: SimClock) -> Any:
     if name == "none":
         return None
     if name == "auto":
         return RefContextManager.from_strategy("auto")
     if name == "auto+options":
-        return ContextManager(
-            strategies=[
-                Offload.truncate("tool_results", {"preview_tokens": 750}).when(threshold=1500),
-                Offload.summarize("*", cache_aligned=True).when(utilization=0.85, preserve_recent=4, cache_aware=True),
-            ]
-        )
-    return ContextManager.from_strategy("cache-optimized")
+        # "auto"'s strategies (thresholds, previews) with cache_aligned and cache_aware summaries.
+        preset = replace(MANAGER_PRESETS["auto"], cache_aligned_summaries=True)
+        return ContextManager(strategies=preset.strategies(), clock=clock)
+    return ContextManager.from_strategy("cache-optimized", clock=clock)
 
 
 POLICIES = ("none", "auto", "auto+options", "cache-optimized")
@@ -186,7 +184,7 @@ def run(shape: str, policy: str, *, turns: int | None = None) -> Figures:
     cache = PromptCache(clock)
     responder = Responder(clock)
     model = bedrock_model(cache, responder, cache_config=CacheConfig(strategy="auto"), context_window_limit=WINDOW)
-    manager = _policy(policy)
+    manager = _policy(policy, clock)
     management = {"context_manager": manager} if manager is not None else {}
     agent = Agent(
         model=model,
@@ -203,11 +201,10 @@ def run(shape: str, policy: str, *, turns: int | None = None) -> Figures:
         largest = max(largest, await event.agent.model.count_tokens(event.agent.messages))
 
     agent.hooks.add_callback(BeforeModelCallEvent, _size)
-    with simulated_clock(clock):
-        for number, turn in enumerate(SHAPES[shape]()[:turns]):
-            responder.plan(turn, number)
-            agent(turn.prompt)
-            clock.advance(THINK_SECONDS)
+    for number, turn in enumerate(SHAPES[shape]()[:turns]):
+        responder.plan(turn, number)
+        agent(turn.prompt)
+        clock.advance(THINK_SECONDS)
     invalidations, cached = 0, 0
     for call in cache.calls:
         if call.label != "agent":

@@ -22,13 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 # The providers' prices and lifetimes: one table, shared with the context manager's own planning.
-from ..context_manager._prompt_cache import READ_PRICE, WRITE_PRICES, set_clock, ttl_seconds
+from ..context_manager._prompt_cache import READ_PRICE, WRITE_PRICES, ttl_seconds
 
 __all__ = [
     "BilledCall",
@@ -38,12 +37,11 @@ __all__ = [
     "anthropic_units",
     "bedrock_units",
     "chars_over_four",
-    "simulated_clock",
 ]
 
 
 class SimClock:
-    """Simulated seconds; callable, so it can stand where the real clock would."""
+    """Simulated seconds; callable, so it can stand where the real clock would (``ContextManager(clock=...)``)."""
 
     def __init__(self, start: float = 0.0) -> None:
         self.now = start
@@ -57,16 +55,6 @@ class SimClock:
         if seconds < 0:
             raise ValueError(f"a clock does not go back ({seconds} s)")
         self.now += seconds
-
-
-@contextmanager
-def simulated_clock(clock: SimClock) -> Iterator[SimClock]:
-    """Make the context manager's cache bookkeeping read ``clock`` instead of its real (suspend-counting) clock."""
-    previous = set_clock(clock)
-    try:
-        yield clock
-    finally:
-        set_clock(previous)
 
 
 def chars_over_four(text: str) -> int:

@@ -64,6 +64,25 @@ def caching_by_config(model: Any) -> bool:
     return _seam.places_cache_points(model) is not False
 
 
+def prompt_cached(model: Any, messages: Sequence[Any]) -> bool:
+    """Whether ``model`` has prompt caching: by its config, or a ``cachePoint`` block in ``messages``."""
+    return caching_by_config(model) or has_cache_point(messages if isinstance(messages, list) else list(messages))
+
+
+def cache_invalidating(model: Any, sent: list[Any] | None, touched: Sequence[Any]) -> int:
+    """The rule above, in one place: how many ``touched`` messages the previous request sent, if ``model`` caches.
+
+    0 when nothing was sent yet, none of them was, or there is no prompt cache to invalidate.
+    """
+    if sent is None or not touched:
+        return 0
+    if len(touched) == 1:
+        count = int(holds_any(sent, (touched[0],)))
+    else:
+        count = sum(1 for message in touched if holds_any(sent, (message,)))
+    return count if count and prompt_cached(model, sent) else 0
+
+
 class EditRecorder:
     """Reports a manager's edits, retrievals and summarizer calls to its ledger.
 
@@ -208,14 +227,11 @@ class EditRecorder:
     def _replaced_totals(self, agent: Any, changed: list[tuple[Any, Any, int]], native_seconds: float) -> None:
         """Queued replaced blocks into the totals: what :meth:`blocks_replaced` adds with a provider."""
         count, sent = self.counter, self._sent.get(agent)
-        removed = added = sent_before = 0
-        for message, new, tokens in changed:
+        removed = added = 0
+        for _, new, tokens in changed:
             removed += tokens
             added += block_tokens(new, count)
-            if sent is not None and holds_any(sent, (message,)):
-                sent_before += 1
-        if sent_before and not (caching_by_config(agent.model) or has_cache_point(sent)):
-            sent_before = 0  # no prompt cache to invalidate
+        sent_before = cache_invalidating(agent.model, sent, [message for message, _, _ in changed])
         self.ledger.count_edits(agent, len(changed), removed, added, sent_before, native_seconds)
 
     def messages_removed(
@@ -288,8 +304,8 @@ class EditRecorder:
 
     @staticmethod
     def _invalidates(model: Any, sent: list[Any] | None, touched: tuple[Any, ...]) -> bool:
-        """The definition above: ``touched`` messages were sent, and the model caches prompts."""
-        return sent is not None and holds_any(sent, touched) and (caching_by_config(model) or has_cache_point(sent))
+        """The definition above, for one edit: any of ``touched`` was sent, and the model caches prompts."""
+        return cache_invalidating(model, sent, touched) > 0
 
     # ------------------------------------------------------------------ summarizer and retrieval
 
@@ -330,4 +346,4 @@ class EditRecorder:
         )
 
 
-__all__ = ["ACTIONS", "EditRecorder", "caching_by_config", "now_ns"]
+__all__ = ["ACTIONS", "EditRecorder", "cache_invalidating", "caching_by_config", "now_ns", "prompt_cached"]

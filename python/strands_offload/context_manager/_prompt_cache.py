@@ -5,11 +5,11 @@ the last user message (one cache point there). So every request the agent sends 
 entry covering the messages up to its last user message, alive for the configured lifetime (five
 minutes, or an hour) after it was written or last read. A :class:`CacheView` keeps, per agent, the
 entries still alive and whether the conversation still starts with them: the same message objects
-holding the same block objects (our strategies replace blocks, never edit them in place).
+holding the same objects down to the strings (see :class:`CacheView`).
 
 The clock counts the time the system spends suspended, as the provider's cache lifetime does
 (``CLOCK_BOOTTIME`` where the platform has it, else wall time that never goes back); simulations
-swap it with :func:`set_clock`.
+give theirs as ``ContextManager(clock=...)``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,23 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import _seam
-from .._ledger import PerAgent
-from .._native import has_cache_point
-from ._edits import caching_by_config, model_config
+from ._edits import model_config, prompt_cached
+from ._identity import IdentityTrail
 
-__all__ = ["READ_PRICE", "WRITE_PRICES", "CacheView", "cache_view", "caching", "lifetime", "set_clock", "ttl_seconds"]
+__all__ = [
+    "READ_PRICE",
+    "WRITE_PRICES",
+    "CacheView",
+    "caching",
+    "known_view",
+    "lifetime",
+    "suspend_counting_clock",
+    "ttl_seconds",
+]
 
 #: Token equivalents the providers bill for a cached token read, and for one written, by lifetime (seconds).
 READ_PRICE = 0.1
@@ -48,7 +56,7 @@ def _forward_wall_clock() -> Callable[[], float]:
     return clock
 
 
-def _suspend_counting_clock() -> Callable[[], float]:
+def suspend_counting_clock() -> Callable[[], float]:
     """Seconds that go on while the system is suspended (``time.monotonic`` stops, a cache entry ages on)."""
     boottime = getattr(time, "CLOCK_BOOTTIME", None)
     if boottime is not None:
@@ -63,16 +71,6 @@ def _suspend_counting_clock() -> Callable[[], float]:
 
             return clock
     return _forward_wall_clock()
-
-
-_clock: Callable[[], float] = _suspend_counting_clock()
-
-
-def set_clock(clock: Callable[[], float]) -> Callable[[], float]:
-    """Read time from ``clock`` from now on; returns the clock it replaces."""
-    global _clock
-    previous, _clock = _clock, clock
-    return previous
 
 
 def _cache_config(model: Any) -> Any:
@@ -97,7 +95,7 @@ def write_price(model: Any) -> float:
 
 def caching(model: Any, messages: Sequence[Any]) -> bool:
     """Whether ``model`` has prompt caching configured (by config, or a ``cachePoint`` block)."""
-    return caching_by_config(model) or has_cache_point(list(messages))
+    return prompt_cached(model, messages)
 
 
 def places_message_points(model: Any) -> bool:
@@ -115,100 +113,111 @@ def _last_user(messages: Sequence[Any]) -> int:
 
 @dataclass
 class _Entry:
-    """A cached prefix: the messages up to a request's last user message, with their blocks then."""
+    """A cached prefix: the messages up to index ``end`` (a request's last user message) as that request sent them."""
 
-    messages: list[Any]
-    blocks: list[list[Any]]
+    end: int
     used: float  # when it was written or last read
 
-    def starts(self, messages: Sequence[Any]) -> bool:
-        """Whether ``messages`` still begin with this prefix, unedited."""
-        if len(messages) < len(self.messages):
-            return False
-        for then, blocks, now in zip(self.messages, self.blocks, messages, strict=False):
-            content = now["content"]
-            if (
-                now is not then
-                or len(content) != len(blocks)
-                or any(a is not b for a, b in zip(content, blocks, strict=True))
-            ):
-                return False
-        return True
 
-
-@dataclass
 class CacheView:
-    """The live cache entries of one agent's requests, and the bookkeeping of the current pipeline run."""
+    """The live cache entries of one agent's requests (the manager keeps one per agent).
 
-    ttl: float = 300.0
-    entries: list[_Entry] = field(default_factory=list)
-    last_call: float | None = None
-    sent_tokens: int | None = None
-    growth: list[int] = field(default_factory=list)
-    #: This run edited a cached prefix (the cache is paid for again: pending edits may as well apply).
-    broken: bool = False
-    #: Strategies that left edits of the cached prefix pending during this run.
-    deferred: list[Any] = field(default_factory=list)
+    Which entries the conversation still starts with is not checked block by block: the view holds
+    ``unchanged``, how many leading messages are still exactly as the last request sent them. It is
+    set once per pipeline run by the run's identity pass (:meth:`begin_run`: every object of every
+    message compared with the last request's, so a change that did not come through the pipeline is
+    seen too) and lowered by the journal of the run's own edits (:meth:`edited`). Every entry the
+    view keeps is a prefix of the last request (a request drops the entries it does not start with),
+    so an entry is still readable when it ends before ``unchanged``.
+
+    Args:
+        ttl: Seconds an entry lives unread.
+        clock: Seconds that go on while the system is suspended (the manager's ``clock=``).
+    """
+
+    def __init__(self, ttl: float = 300.0, clock: Callable[[], float] | None = None) -> None:
+        self.ttl = ttl
+        self.clock = clock or suspend_counting_clock()
+        self.entries: list[_Entry] = []
+        self.last_call: float | None = None
+        self.sent_tokens: int | None = None
+        self.growth: list[int] = []
+        self.unchanged = 0
+        self._trail = IdentityTrail()
+        self._dirty_from: int | None = None  # the trail no longer holds messages from here on
 
     def _live(self) -> list[_Entry]:
-        now = _clock()
-        self.entries = [entry for entry in self.entries if now - entry.used < self.ttl]
-        return self.entries
+        now = self.clock()
+        entries = self.entries
+        if entries and any(now - entry.used >= self.ttl for entry in entries):
+            entries = self.entries = [entry for entry in entries if now - entry.used < self.ttl]
+        return entries
 
-    def begin_run(self, tokens: int | None) -> None:
-        """A pipeline run starts with the conversation at ``tokens``: note the growth since the last request."""
-        self.broken = False
-        self.deferred = []
+    def begin_run(self, messages: list[Any], tokens: int | None) -> None:
+        """A run starts with ``messages`` at ``tokens``: see what changed since the last request, note the growth."""
+        # Against what the last request sent (a run without a request since, an overflow retry's,
+        # left the trail as that request sent it): the whole trail is this run's start from now on.
+        self.unchanged = self._trail.compare(messages)
+        self._dirty_from = None
         if tokens is not None and self.sent_tokens is not None and tokens >= self.sent_tokens:
             self.growth.append(tokens - self.sent_tokens)
 
-    def sent(self, messages: Sequence[Any], tokens: int | None, *, places_points: bool) -> None:
+    def edited(self, position: int) -> None:
+        """The run changed message ``position`` (or removed it, or inserted there)."""
+        if position < self.unchanged:
+            self.unchanged = position
+        if self._dirty_from is None or position < self._dirty_from:
+            self._dirty_from = position
+
+    def recheck(self, messages: list[Any]) -> None:
+        """Something that keeps no journal ran (a strategy not of ours, or one that failed): look again.
+
+        One more identity pass, against the trail as this run left it.
+        """
+        first = self._trail.compare(messages)
+        if first < self.unchanged:
+            self.unchanged = first
+        self._dirty_from = None  # the trail holds the messages as they are now
+
+    def sent(self, messages: list[Any], tokens: int | None, *, places_points: bool) -> None:
         """A request with ``messages`` goes out: it reads the longest entry it starts with and writes its own."""
-        now = _clock()
+        now = self.clock()
+        if self._dirty_from is not None:
+            self._trail.update_from(messages, self._dirty_from)  # the trail holds what was sent
+            self._dirty_from = None
+        unchanged = self.unchanged
         # An entry the conversation no longer starts with can never be read again.
-        matching = self.entries = [entry for entry in self._live() if entry.starts(messages)]
+        matching = self.entries = [entry for entry in self._live() if entry.end < unchanged]
         if matching:
-            max(matching, key=lambda entry: len(entry.messages)).used = now
+            max(matching, key=lambda entry: entry.end).used = now
         end = _last_user(messages) if places_points else -1
-        if end >= 0:
-            prefix = list(messages[: end + 1])
-            known = next((entry for entry in matching if len(entry.messages) == len(prefix)), None)
-            if known is None:
-                self.entries.append(_Entry(prefix, [list(m["content"]) for m in prefix], now))
+        if end >= 0 and not any(entry.end == end for entry in matching):
+            self.entries.append(_Entry(end, now))
+        self.unchanged = len(messages)
         self.last_call = now
         self.sent_tokens = tokens
 
     def cold(self) -> bool:
         """Whether the lifetime passed since the last request (nothing of ours is cached any more)."""
-        return self.last_call is None or _clock() - self.last_call >= self.ttl
+        return self.last_call is None or self.clock() - self.last_call >= self.ttl
 
-    def live_points(self, messages: Sequence[Any]) -> list[int]:
-        """Indexes of the messages that end a live entry ``messages`` still start with, ascending."""
-        return sorted({len(entry.messages) - 1 for entry in self._live() if entry.starts(messages)})
+    def live_points(self, messages: Sequence[Any] | None = None) -> list[int]:
+        """Indexes of the messages that end a live entry the conversation still starts with, ascending."""
+        unchanged = self.unchanged
+        return sorted({entry.end for entry in self._live() if entry.end < unchanged})
 
-    def cached_end(self, messages: Sequence[Any]) -> int:
+    def cached_end(self, messages: Sequence[Any] | None = None) -> int:
         """The index of the last message inside the cached prefix (-1: nothing cached)."""
-        points = self.live_points(messages)
-        return points[-1] if points else -1
+        unchanged = self.unchanged
+        return max((entry.end for entry in self._live() if entry.end < unchanged), default=-1)
 
     def growth_per_call(self) -> float | None:
         """Mean tokens the conversation grew by between two requests (``None`` before two requests)."""
         return sum(self.growth) / len(self.growth) if self.growth else None
 
 
-_VIEWS = PerAgent()
-
-
-def cache_view(agent: Any) -> CacheView:
-    """The agent's view (made on first use, with the lifetime of its model's cache)."""
-    view: CacheView | None = _VIEWS.get(agent)
-    if view is None:
-        view = CacheView(ttl=lifetime(agent.model))
-        _VIEWS.set(agent, view)
-    return view
-
-
 def known_view(agent: Any) -> CacheView | None:
-    """The agent's view when the manager keeps one (a strategy of it uses a cache option), else ``None``."""
-    view: CacheView | None = _VIEWS.get(agent)
+    """The agent's view when its context manager keeps one (a strategy of it uses a cache option), else ``None``."""
+    views = getattr(getattr(agent, "context_manager", None), "cache_view_of", None)
+    view: CacheView | None = views(agent) if callable(views) else None
     return view

@@ -8,7 +8,7 @@ ours: the stash, the pipeline run on each model call, overflow recovery, the ret
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from strands.hooks.events import (
@@ -23,13 +23,13 @@ from strands.types.exceptions import ContextWindowOverflowException
 
 from .. import _seam
 from .._heuristic import counter_for
-from .._ledger import Ledger
+from .._ledger import Ledger, PerAgent
 from ..storage.in_memory_storage import InMemoryStorage
 from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
 from . import _media, _prompt_cache
 from ._edits import EditRecorder
-from ._measure import Measure, end_run, start_run
+from ._measure import Measure, end_run, is_ours, start_run
 from ._persist import (
     RECIPE_KEY,
     ReductionLog,
@@ -39,6 +39,7 @@ from ._persist import (
     still_describes,
     truncate_rule,
 )
+from ._run import AgentState, Run
 from .presets import CONTEXT_MANAGER_PRESETS, MANAGER_PRESETS, resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -106,6 +107,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             count images, documents and videos as that provider bills them (``"auto"``: from the
             agent's model; see ``docs/design/media-tokens.md``) in every utilization decision, and
             keep the summarizer's request within the window. Per-block thresholds still count text.
+        clock: Beyond the reference: seconds for the prompt cache's lifetimes (``cache_aware``,
+            ``cache_aligned``); default a clock that counts the time the system spends suspended,
+            as the provider's cache does. Simulations pass their own.
     """
 
     def __init__(
@@ -120,6 +124,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         tracer_provider: Any = None,
         persist_reductions: bool = False,
         media_tokens: str | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if tokenizer is not None and tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {', '.join(_TOKENIZERS)} or None, not {tokenizer!r}")
@@ -144,6 +149,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         self._follows_cache = any(getattr(s, "uses_prompt_cache", False) for s in self._strategies)
         self._reductions: ReductionLog | None = None
         self._recipe: Any = None
+        self._clock = clock if clock is not None else _prompt_cache.suspend_counting_clock()
+        self._agents = PerAgent()  # agent -> AgentState
         Plugin.__init__(self)
 
     @property
@@ -155,6 +162,23 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
     def stash_is_durable(self) -> bool:
         """Whether the stash outlives the process (its storage is not marked ephemeral)."""
         return self._stash_is_durable
+
+    def _agent_state(self, agent: Any) -> AgentState:
+        """This manager's state for ``agent`` (made on first use; the cache view with its model's lifetime)."""
+        state: AgentState | None = self._agents.get(agent)
+        if state is None:
+            view = (
+                _prompt_cache.CacheView(_prompt_cache.lifetime(agent.model), self._clock)
+                if self._follows_cache
+                else None
+            )
+            state = AgentState(view=view)
+            self._agents.set(agent, state)
+        return state
+
+    def cache_view_of(self, agent: Any) -> _prompt_cache.CacheView | None:
+        """The prompt cache view this manager keeps for ``agent`` (``None`` when no strategy follows the cache)."""
+        return self._agent_state(agent).view if self._follows_cache else None
 
     def savings(self, agent: Agent | None = None) -> Savings:
         """What this manager's edits removed and added, and what was retrieved, for one agent or all."""
@@ -400,24 +424,28 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         # Hide.tool_specs chooses the request's specs first: the pipeline sees the projection of what is sent.
         ledger = self._ledger if self._ledger.enabled else None
         projected_tokens = await decide_tool_specs(self._strategies, agent, invocation_state, projected_tokens, ledger)
-        acted = await self._run(agent, projected_tokens)
+        run = await self._pipeline(agent, projected_tokens)
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)
-        if self._follows_cache:
-            await self._note_request(agent)
-        return acted
+        if run is not None and run.view is not None:
+            self._note_request(agent, run)
+        return run is not None and run.acted
 
-    async def _note_request(self, agent: Agent) -> None:
+    def _note_request(self, agent: Agent, run: Run) -> None:
         """Tell the agent's cache view what this request sends (the prefix the provider will cache)."""
-        try:
-            tokens: int | None = await Measure(agent.model, media=_media.rule_of(agent)).messages(agent.messages)
-        except Exception:
-            tokens = None
+        assert run.view is not None
         places = _prompt_cache.places_message_points(agent.model)
-        _prompt_cache.cache_view(agent).sent(agent.messages, tokens, places_points=places)
+        run.view.sent(agent.messages, run.message_tokens, places_points=places)
 
     async def _run(self, agent: Agent, projected_tokens: int | None = None, *, overflow: bool = False) -> bool:
         """Run the strategies in order; ``True`` when any of them changed the conversation."""
+        run = await self._pipeline(agent, projected_tokens, overflow=overflow)
+        return run is not None and run.acted
+
+    async def _pipeline(
+        self, agent: Agent, projected_tokens: int | None = None, *, overflow: bool = False
+    ) -> Run | None:
+        """The strategies in order over one :class:`Run`; ``None`` when the conversation could not be counted."""
         await self._backfill(agent)
         messages = agent.messages
         model = agent.model
@@ -429,35 +457,44 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 tokens = await measure.messages(messages)
             except Exception:
                 logger.warning("agent_id=<%s> | counting tokens failed, strategies skipped", agent.agent_id)
-                return False
+                return None
+        state = self._agent_state(agent)
+        view = state.view
         # The SDK annotates its own Stash; strategies use ours by duck typing.
-        context = ContextState(messages, agent, model.estimate_utilization(tokens), overflow, cast(Any, self._stash))
-        view = _prompt_cache.cache_view(agent) if self._follows_cache else None
+        run = Run(
+            messages,
+            agent,
+            model.estimate_utilization(tokens),
+            overflow,
+            cast(Any, self._stash),
+            measure=measure,
+            view=view,
+            state=state,
+        )
         cached_end = -1
         if view is not None:
             try:
                 # Growth is counted over the messages alone, as the request is noted; a retry after an
                 # overflow is the same request again, no growth.
-                grown = None if overflow else tokens if projected_tokens is None else await measure.messages(messages)
-                view.begin_run(grown)
+                run.message_tokens = tokens if projected_tokens is None else await measure.messages(messages)
             except Exception:
-                view.begin_run(None)
-            cached_end = view.cached_end(messages)
-        acted_at_all = False
-        run = start_run(measure)
+                run.message_tokens = None
+            view.begin_run(messages, None if overflow else run.message_tokens)
+            cached_end = view.cached_end()
+        token = start_run(measure)
         try:
             for strategy in self._strategies:
-                if acted_at_all and isinstance(strategy, EmergencyTruncateStrategy):
-                    context.overflow = False  # earlier strategies made room: re-measure first
-                acted_at_all |= await self._apply(strategy, context, measure)
-                if view is not None and cached_end >= 0 and view.cached_end(messages) < cached_end:
-                    view.broken = True  # the cached prefix is paid for again: what waited may apply
-            if view is not None and view.broken:
-                for strategy in view.deferred:
-                    acted_at_all |= await self._apply(strategy, context, measure)
+                if run.acted and isinstance(strategy, EmergencyTruncateStrategy):
+                    run.overflow = False  # earlier strategies made room: re-measure first
+                run.acted |= await self._apply(strategy, run, measure)
+                if view is not None and cached_end >= 0 and view.cached_end() < cached_end:
+                    run.broken = True  # the cached prefix is paid for again: what waited may apply
+            if view is not None and run.broken:
+                for strategy in run.held_back():
+                    run.acted |= await self._apply(strategy, run, measure)
         finally:
-            end_run(run)
-        return acted_at_all
+            end_run(token)
+        return run
 
     async def _apply(self, strategy: Any, context: ContextState, measure: Measure) -> bool:
         """One strategy's pass; a failure is logged and the pipeline goes on."""
@@ -466,6 +503,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             acted = bool(await strategy.apply(context))
         except Exception:
             measure.forget()  # it may have changed something before failing
+            if isinstance(context, Run) and context.view is not None:
+                context.view.recheck(context.messages)
             logger.warning(
                 "strategy=<%s>, agent_id=<%s> | strategy raised; the others still run",
                 strategy.name,
@@ -474,10 +513,15 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             )
             return False
         measure.strategy_ran(strategy)  # a strategy not of ours may have edited a block in place
+        if not is_ours(strategy) and isinstance(context, Run) and context.view is not None:
+            context.view.recheck(context.messages)  # it keeps no journal: anything may have changed
         if acted:
             measure.forget()
             try:
-                context.utilization = agent.model.estimate_utilization(await measure.messages(context.messages))
+                tokens = await measure.messages(context.messages)
+                context.utilization = agent.model.estimate_utilization(tokens)
+                if isinstance(context, Run):
+                    context.message_tokens = tokens
             except Exception:
                 logger.warning("agent_id=<%s> | re-counting tokens failed", agent.agent_id, exc_info=True)
             logger.debug("strategy=<%s>, agent_id=<%s> | strategy acted", strategy.name, agent.agent_id)

@@ -9,6 +9,7 @@ mod deepcopy;
 mod errors;
 mod fallible;
 mod grep;
+mod identity;
 mod joined;
 mod json;
 mod jsonpath;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     counter::register(m)?;
     tokens::register(m)?;
     grep::register(m)?;
+    identity::register(m)?;
     json::register(m)?;
     meter::register(m)?;
     media::register(m)?;

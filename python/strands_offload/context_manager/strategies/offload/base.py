@@ -23,6 +23,7 @@ from ...._native import TokenCounter
 from ... import _media, _prompt_cache
 from ..._edits import EditRecorder, now_ns
 from ..._measure import Measure, for_run
+from ..._run import Edit, Run, first_difference, run_of
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
@@ -310,26 +311,27 @@ class BaseOffloadStrategy(ABC):
         started = now_ns()
         for message, blocks in found:
             plan.extend(await self._replacements(message, blocks, context.agent))
-        return await self._commit(plan, measure, budget, context.agent, started)
+        return await self._commit(plan, measure, budget, context.agent, started, run_of(context))
 
     async def _hold_back(
         self, context: ContextState, measure: Measure, found: list[tuple[Any, list[tuple[int, int]]]]
     ) -> list[tuple[Any, list[tuple[int, int]]]]:
         """``cache_aware``: ``found`` without the edits of the cached prefix that should wait."""
         agent = context.agent
-        view = _prompt_cache.known_view(agent)
+        run = run_of(context)
+        view = run.view if run is not None else None
         messages = context.messages
-        if context.overflow or view is None or view.broken or view.cold():
+        if run is None or context.overflow or view is None or run.broken or view.cold():
             return found
         if not _prompt_cache.caching(agent.model, messages):
             return found
-        end = view.cached_end(messages)
+        end = view.cached_end()
         position = {id(m): i for i, m in enumerate(messages)}
         inside = [(message, blocks) for message, blocks in found if blocks and position[id(message)] <= end]
         first = min((position[id(message)] for message, _ in inside), default=end)
         if not inside or await self._edit_pays(context, measure, view, inside, first, end):
             return found
-        view.deferred.append(self)
+        run.record(Edit("held", self))
         logger.debug("strategy=<%s>, messages=<%d> | edits of the cached prefix wait", self.name, len(inside))
         return [(message, blocks) for message, blocks in found if position[id(message)] > end]
 
@@ -433,7 +435,13 @@ class BaseOffloadStrategy(ABC):
         return plan
 
     async def _commit(
-        self, plan: list[tuple[Any, int, Any, int]], measure: Measure, budget: bool, agent: Agent, started: int
+        self,
+        plan: list[tuple[Any, int, Any, int]],
+        measure: Measure,
+        budget: bool,
+        agent: Agent,
+        started: int,
+        run: Run | None = None,
     ) -> bool:
         if not plan:
             return False
@@ -451,6 +459,8 @@ class BaseOffloadStrategy(ABC):
             if edits is not None:
                 edits.append((message, content[index], replacement, tokens))
             content[index] = replacement
+            if run is not None:
+                run.record(Edit("replace", self, message, index, tokens_before=tokens))
         measure.blocks_replaced()
         if recorder is not None and edits is not None:
             try:
@@ -513,6 +523,9 @@ class BaseOffloadStrategy(ABC):
             place_marker(messages, lowest, marker)
         restore_alternation(messages)
         self._report_removal(context.agent, gone, marker, started)
+        run = run_of(context)
+        if run is not None:
+            run.record(Edit("remove", self, position=first_difference(snapshot, messages)))
         return True
 
     def _removal_marker(self, count: int) -> str | None:

@@ -13,6 +13,7 @@ from .... import _native
 from ... import _media
 from ..._edits import now_ns
 from ..._measure import Measure
+from ..._run import Edit, first_difference, run_of
 from ...methods.summarize import (
     DEFAULT_SYSTEM_PROMPT,
     flatten_messages,
@@ -251,6 +252,9 @@ class SummarizeStrategy(BaseOffloadStrategy):
         place_marker(messages, lowest, marker)
         restore_alternation(messages)
         self._report_removal(context.agent, gone, marker, started, removed_tokens=tokens)
+        run = run_of(context)
+        if run is not None:
+            run.record(Edit("remove", self, position=first_difference(before, messages), tokens_before=tokens))
         logger.debug("summarized=<%s>, tokens=<%s> | messages summarized", removed, tokens)
         return True
 

@@ -14,6 +14,7 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 
 from ..._edits import now_ns
 from ..._measure import for_run
+from ..._run import Edit, first_difference, run_of
 from ...methods.truncate import preview_tokens_of, truncate_text_block, truncate_tool_result
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
@@ -155,4 +156,7 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         place_marker(messages, lowest, elided_marker(removed))
         restore_alternation(messages)
         self._report_removal(context.agent, gone, elided_marker(removed), started)
+        run = run_of(context)
+        if run is not None:
+            run.record(Edit("remove", self, position=first_difference(before, messages)))
         return True

@@ -1,0 +1,118 @@
+"""One model call's pipeline run: the state strategies share, and the journal of their edits.
+
+``ContextManager`` builds a :class:`Run` for each pipeline run (a model call, or an overflow
+retry). It is a ``ContextState``, so a strategy of a third party sees what the reference gives it;
+ours also find in it the run's one :class:`~._measure.Measure`, the agent's cache view (owned by the
+manager, one per agent), the manager's per-agent state, and the journal. Each edit one of our
+strategies makes is recorded in the journal as it is made (:meth:`Run.record`), which keeps the
+view's idea of the unchanged prefix current for the strategies after it (the cache-aware rules); an
+edit a ``cache_aware`` strategy holds back is recorded too, as ``"held"``, and the manager applies
+the holders again once an edit of the cached prefix happened anyway. After the strategies the
+manager settles the journal once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._measure import Measure
+from ._prompt_cache import CacheView
+from .types import ContextState
+
+__all__ = ["AgentState", "Edit", "Run", "first_difference", "run_of"]
+
+
+@dataclass
+class AgentState:
+    """What the manager keeps per agent (never on a strategy object, which two managers may share)."""
+
+    view: CacheView | None = None
+    #: Per strategy object: its state for this agent (a summary started ahead, ...).
+    slots: dict[int, Any] = field(default_factory=dict)
+
+    def slot(self, strategy: Any, default: Any = None) -> Any:
+        return self.slots.get(id(strategy), default)
+
+    def set_slot(self, strategy: Any, value: Any) -> None:
+        self.slots[id(strategy)] = value
+
+
+@dataclass
+class Edit:
+    """One edit of a run: a block replaced, messages removed, or an edit held back.
+
+    Attributes:
+        kind: ``"replace"``, ``"remove"`` or ``"held"``.
+        strategy: The strategy that made (or held back) it.
+        message: The message a replaced block is in (``None`` for removals and held edits).
+        index: The replaced block's index in it.
+        position: The first message index the edit changed (``None``: not known yet).
+        tokens_before: Tokens of what went (the block, or the messages).
+        tokens_after: Tokens of what came in its place, when counted.
+        refs: The stash references the replacement names.
+    """
+
+    kind: str
+    strategy: Any
+    message: Any = None
+    index: int | None = None
+    position: int | None = None
+    tokens_before: int = 0
+    tokens_after: int | None = None
+    refs: tuple[str, ...] = ()
+
+
+def first_difference(before: Sequence[Any], after: Sequence[Any]) -> int:
+    """The first index where ``after`` no longer holds ``before``'s message object."""
+    for index, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old is not new:
+            return index
+    return min(len(before), len(after))
+
+
+@dataclass
+class Run(ContextState):
+    """A ``ContextState`` with this run's measure, cache view, per-agent state and journal."""
+
+    measure: Measure | None = None
+    view: CacheView | None = None
+    state: AgentState | None = None
+    journal: list[Edit] = field(default_factory=list)
+    #: Tokens of the messages alone at the start of the run, and after the last strategy that acted.
+    message_tokens: int | None = None
+    #: An edit of the cached prefix happened in this run (the cache is paid for again).
+    broken: bool = False
+    #: Some strategy changed the conversation.
+    acted: bool = False
+
+    def record(self, edit: Edit) -> None:
+        """Add ``edit`` to the journal; a change of the conversation lowers the view's unchanged prefix."""
+        self.journal.append(edit)
+        view = self.view
+        if view is None or edit.kind == "held":
+            return
+        if edit.position is None:
+            edit.position = self._position(edit.message)
+        view.edited(edit.position)
+
+    def _position(self, message: Any) -> int:
+        messages = self.messages
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] is message:
+                return index
+        return 0  # not found: take the whole conversation as changed
+
+    def held_back(self) -> list[Any]:
+        """The strategies that held edits back in this run, once each, in order."""
+        seen: list[Any] = []
+        for edit in self.journal:
+            if edit.kind == "held" and all(edit.strategy is not s for s in seen):
+                seen.append(edit.strategy)
+        return seen
+
+
+def run_of(context: ContextState) -> Run | None:
+    """``context`` when it is one of our runs (a caller may pass a plain ``ContextState``)."""
+    return context if isinstance(context, Run) else None
