@@ -1,7 +1,9 @@
-"""``strands-offload bench`` ships in the package: it runs without the test extras."""
+"""``strands-offload bench`` ships in the package: it runs without the test extras and reaches only
+public names of the context manager."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -9,6 +11,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import strands_offload.bench
+
+BENCH = Path(strands_offload.bench.__file__).parent
 
 # Runs in a fresh interpreter where ``anthropic`` and ``httpx`` cannot be imported (as on a machine
 # without the test extras): the report path with one short prompt-cache session, then the Anthropic stub.
@@ -82,3 +87,27 @@ def test_the_anthropic_stub_still_works_where_anthropic_is_installed() -> None:
 
     model = anthropic_model(PromptCache(SimClock()), lambda request: None)
     assert isinstance(model.client, StubAnthropicClient)
+
+
+def _private_reaches(path: Path) -> list[str]:
+    """Imports in ``path`` of a private module or name of the context manager package."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom) or node.module is None:
+            continue
+        parts = node.module.split(".")
+        if "context_manager" not in parts or parts[0] == "strands":
+            continue
+        inside = parts[parts.index("context_manager") :]
+        names = [alias.name for alias in node.names]
+        if any(part.startswith("_") for part in inside) or any(name.startswith("_") for name in names):
+            found.append(f"{path.name}:{node.lineno}: from {'.' * node.level}{node.module} import {', '.join(names)}")
+    return found
+
+
+def test_the_bench_reaches_no_private_name_of_the_context_manager() -> None:
+    reaches = [reach for path in sorted(BENCH.glob("*.py")) for reach in _private_reaches(path)]
+    assert reaches == []
+    # No module clock switch either: simulations hand their clock to ContextManager(clock=...).
+    for path in BENCH.glob("*.py"):
+        assert "set_clock" not in path.read_text(), path.name

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The providers' prices and lifetimes: one table, shared with the context manager's own planning.
-from ..context_manager._prompt_cache import READ_PRICE, WRITE_PRICES, ttl_seconds
+from ..context_manager.cache_prices import READ_PRICE, WRITE_PRICES, ttl_seconds
 
 __all__ = [
     "BilledCall",
