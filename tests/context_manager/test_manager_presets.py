@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from strands.experimental.context_manager import ContextManager as RefContextManager
+from strands_offload.bench import cache_sessions
+from strands_offload.bench.prompt_cache import SimClock
 from strands_offload.context_manager import ContextManager
+from strands_offload.context_manager import context_manager as manager_module
 from strands_offload.context_manager.presets import CONTEXT_MANAGER_PRESETS, MANAGER_PRESETS
 from strands_offload.context_manager.strategies.hide.tool_specs import HideToolSpecsStrategy
 from strands_offload.context_manager.strategies.offload import SummarizeStrategy, TruncateStrategy
@@ -76,3 +80,21 @@ def test_an_unknown_preset_fails_with_the_references_text(name: str) -> None:
 def test_options_pass_through_every_preset() -> None:
     for name in MANAGER_PRESETS:
         assert ContextManager.from_strategy(name, persist_reductions=True)._persist
+
+
+def test_the_manager_and_the_bench_read_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A changed row changes what both build: neither keeps its own copy of a preset.
+    table = dict(MANAGER_PRESETS)
+    table["auto"] = replace(table["auto"], truncate_above=1234, preview_tokens=321, summarize_at=0.6)
+    table["cache-optimized"] = replace(table["cache-optimized"], summarize_at=0.55, preserve_recent=6)
+    monkeypatch.setattr(manager_module, "MANAGER_PRESETS", table)
+    monkeypatch.setattr(cache_sessions, "MANAGER_PRESETS", table)
+    clock = SimClock()
+    truncate, summarize, _emergency = cache_sessions._policy("auto+options", clock).strategies
+    assert (truncate._threshold, truncate._preview_tokens, summarize._utilization_threshold) == (1234, 321, 0.6)
+    assert summarize._cache_aligned and summarize._cache_aware and not truncate._cache_aware
+    optimized = cache_sessions._policy("cache-optimized", clock).strategies
+    assert [_ours(s) for s in optimized[:-1]] == [_ours(s) for s in table["cache-optimized"].strategies()]
+    assert optimized[1]._utilization_threshold == 0.55 and optimized[1]._preserve_recent == 6
+    auto = ContextManager.from_strategy("auto").strategies
+    assert auto[0]._threshold == 1234 and ContextManager().strategies[0]._threshold == 1234
