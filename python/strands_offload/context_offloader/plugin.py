@@ -22,6 +22,10 @@ Options the reference does not have are keyword-only:
   was offloaded and retrieved goes out as OpenTelemetry metrics and spans and adds up in
   :meth:`ContextOffloader.savings` (see ``_ledger``).
 
+- ``preview="shape"``: a JSON, CSV/TSV or log result is previewed as its shape (skeleton, counts,
+  edge rows, warning/error lines), each part with its line number and, for JSON, its JSONPath;
+  other results keep the reference's head preview (see ``strands_offload._shape``).
+
 A tool can keep its own result from being offloaded with :func:`skip_offload`.
 """
 
@@ -48,6 +52,7 @@ from .._jsonpath import json_query
 from .._ledger import Ledger, NativeClock, counter_name, now_ns
 from .._ledger import ToolCall as LedgerCall
 from .._native import BlockMeter, TokenCounter, token_counter
+from .._shape import shape_within
 from ..context_manager import _media
 from ..storage.storage import _NamespacedStorage, is_namespaced
 from ..telemetry import Savings
@@ -65,6 +70,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _TOOL_NAME = "retrieve_offloaded_content"
+_PREVIEWS = ("head", "shape")
 _TOKENIZERS = ("cl100k_base", "o200k_base", "auto")
 
 SKIP_OFFLOAD_KEY = "strands_offload.skip_tool_use_ids"
@@ -159,9 +165,14 @@ class ContextOffloader(Plugin):
             ``~N tokens`` and the ledger count a result's images and documents as the provider
             bills them (see ``docs/design/media-tokens.md``). Whether to offload is still decided
             on the text alone: an agent does not lose its screenshots because they are large.
+        preview: ``"head"`` (the reference's preview: the first ``preview_tokens``) or ``"shape"``:
+            a one-block JSON, CSV/TSV or log result is previewed as its shape, each part with the
+            line (for ``line_range``) and, for JSON, the JSONPath (for ``query``) it starts at;
+            other results keep the head preview.
 
     Raises:
-        ValueError: On an invalid threshold, preview size, eviction setting, tokenizer or media_tokens.
+        ValueError: On an invalid threshold, preview size, eviction setting, tokenizer, media_tokens
+            or preview.
     """
 
     name = "context_offloader"
@@ -182,8 +193,12 @@ class ContextOffloader(Plugin):
         meter_provider: Any = None,
         tracer_provider: Any = None,
         media_tokens: str | None = None,
+        preview: str = "head",
     ) -> None:
         _validate(max_result_tokens, preview_tokens, evict_after_cycles, tokenizer)
+        if preview not in _PREVIEWS:
+            raise ValueError(f"preview must be one of {', '.join(_PREVIEWS)}, got {preview!r}")
+        self._preview_mode = preview
         self._media_tokens = _media.check_option(media_tokens)
         self._ledger = Ledger(enabled=telemetry, meter_provider=meter_provider, tracer_provider=tracer_provider)
         self._max_result_tokens, self._preview_tokens = max_result_tokens, preview_tokens
@@ -816,6 +831,12 @@ class ContextOffloader(Plugin):
     def _preview(self, parts: list[str | memoryview], agent: Agent) -> str:
         """The start of the joined preview source, cut like the reference or on BPE tokens."""
         encoding = self._encoding(agent)
+        if self._preview_mode == "shape" and len(parts) == 1:
+            part = parts[0]
+            text = str(part, "ascii") if isinstance(part, memoryview) else part
+            shape = shape_within(text, self._preview_tokens, self._preview_tokens * CHARS_PER_TOKEN, encoding)
+            if shape is not None:
+                return shape
         if encoding is None:
             return _joined_prefix(parts, self._preview_tokens * CHARS_PER_TOKEN)
         # The core reads windows of the joined parts as far as the cut needs.

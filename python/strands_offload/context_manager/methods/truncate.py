@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from strands.experimental.context_manager import TruncateConfig
+from typing_extensions import TypedDict
 
 from ... import _heuristic, _native
 from ..._native import TokenCounter
+from ..._shape import shape_within
 from ..._tokens import preview as cut_preview
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_PREVIEW_TOKENS", "TruncateConfig", "build_preview", "preview_tokens_of"]
@@ -22,6 +23,22 @@ __all__ = ["CHARS_PER_TOKEN", "DEFAULT_PREVIEW_TOKENS", "TruncateConfig", "build
 DEFAULT_PREVIEW_TOKENS = 1000
 CHARS_PER_TOKEN = _heuristic.CHARS_PER_TOKEN
 _HEAD_SHARE = {"head": 1.0, "tail": 0.0, "head_tail": 0.6}
+
+
+class TruncateConfig(TypedDict, total=False):
+    """Configuration of ``Offload.truncate``: the reference's keys, and one more preview mode.
+
+    Attributes:
+        preview_tokens: The preview's budget (default 1,000).
+        preview: ``"head"``, ``"tail"``, ``"head_tail"`` (the default) or, beyond the reference,
+            ``"shape"``: JSON as its skeleton, CSV/TSV as header, counts and edge rows, a log as
+            its head, tail and warning/error lines, each part with its line number (and JSONPath);
+            other text gets the ``"head_tail"`` preview. (The reference takes unknown values as
+            ``"head_tail"``.)
+    """
+
+    preview_tokens: int
+    preview: Literal["head", "tail", "head_tail", "shape"]
 
 
 def preview_tokens_of(config: Mapping[str, Any] | None) -> int:
@@ -44,8 +61,13 @@ def build_preview(
         encoding: ``None`` for the reference's chars/4 cuts, or an exact token counter.
     """
     budget = preview_tokens_of(config)
-    share = _HEAD_SHARE.get((config or {}).get("preview", "head_tail"), 0.6)
+    mode = (config or {}).get("preview", "head_tail")
+    share = _HEAD_SHARE.get(mode, 0.6)
     total = len(text)
+    if mode == "shape":
+        shaped = _shape_preview(text, block_count, budget, encoding)
+        if shaped is not None:
+            return shaped
     if encoding is None:
         budget_chars = _heuristic.budget_chars(budget)
         if total <= budget_chars:
@@ -65,6 +87,22 @@ def build_preview(
     unit = "block" if block_count == 1 else "blocks"
     result = f"[Truncated: {block_count} {unit}, ~{approx:,} tokens]\n\n{body}"
     return text if len(result) >= total else result
+
+
+def _shape_preview(text: str, block_count: int, budget: int, encoding: TokenCounter | None) -> str | None:
+    """The ``"shape"`` preview with the truncation header; ``text`` when not shorter; ``None``: no shape."""
+    budget_chars = _heuristic.budget_chars(budget)
+    if encoding is None and len(text) <= budget_chars:
+        return text
+    if encoding is not None and _native.count_tokens(text, encoding) <= budget:
+        return text
+    shape = shape_within(text, budget, budget_chars, encoding)
+    if shape is None:
+        return None
+    approx = _heuristic.text_tokens(len(text)) if encoding is None else _native.count_tokens(text, encoding)
+    unit = "block" if block_count == 1 else "blocks"
+    result = f"[Truncated: {block_count} {unit}, ~{approx:,} tokens]\n\n{shape}"
+    return text if len(result) >= len(text) else result
 
 
 def truncate_tool_result(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ._bedrock import BedrockReranker
 from .dedupe import DedupeConfig, DedupeStrategy
@@ -12,7 +12,9 @@ from .summarize import SummarizeStrategy
 from .truncate import EmergencyTruncateStrategy, TruncateStrategy
 
 if TYPE_CHECKING:
-    from strands.experimental.context_manager import OffloadTarget, SummarizeConfig, TruncateConfig
+    from strands.experimental.context_manager import OffloadTarget, SummarizeConfig
+
+    from ...methods.truncate import TruncateConfig
 
 __all__ = [
     "BedrockReranker",
@@ -34,8 +36,11 @@ class _Offload:
     """Builds offload strategies: ``Offload.truncate(target, config).when(...)`` and the like."""
 
     def truncate(self, target: OffloadTarget, config: TruncateConfig | None = None) -> TruncateStrategy:
-        """Previews in place of long content (``preview_tokens``, ``preview`` mode in ``config``)."""
-        return TruncateStrategy(target, config)
+        """Previews in place of long content (``preview_tokens``, ``preview`` mode in ``config``).
+
+        Beyond the reference: ``preview="shape"`` (see ``methods.truncate.TruncateConfig``).
+        """
+        return TruncateStrategy(target, cast(Any, config))
 
     def summarize(
         self,
