@@ -79,6 +79,20 @@ def test_log_shape_shows_head_tail_and_at_most_20_issue_lines() -> None:
     assert "L1: 2024-05-01 10:00:00 INFO request 0 ok" in shape and shape.endswith(f"L5000: {lines[-1]}")
 
 
+def test_log_shape_prefers_errors_to_warnings() -> None:
+    lines = [f"2024-05-01 10:00:{i % 60:02d} INFO request {i} ok" for i in range(3000)]
+    for i in range(50, 3000, 50):  # 59 warnings
+        lines[i] = lines[i].replace("INFO", "WARN").replace(" ok", " slow")
+    for i in (1234, 2345):
+        lines[i] = lines[i].replace("INFO", "ERROR").replace(" ok", " failed")
+    shape = shape_preview("\n".join(lines), 100_000)
+    assert shape is not None
+    shown = [int(m.group(1)) for m in re.finditer(r"^L(\d+): .*(WARN|ERROR)", shape, re.MULTILINE)]
+    warnings = [i + 1 for i in range(50, 3000, 50) if i not in (1234, 2345)]
+    assert 1235 in shown and 2346 in shown and len(shown) == 20
+    assert sorted(set(shown) - {1235, 2346}) == warnings[:9] + warnings[-9:]
+
+
 def test_other_text_has_no_shape() -> None:
     assert shape_preview("Dear reader,\nthis is prose.\nNothing more.", 1000) is None
     assert shape_preview('{"a": 1} trailing', 1000) is None

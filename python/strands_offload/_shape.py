@@ -7,8 +7,8 @@ Instead of its first characters, a long result is shown as its shape:
   Objects show their keys (the first 40); arrays their first item in full and, when longer, their
   last item shallowly, with the span of items in between named by its index range and lines.
 * CSV / TSV: the header, row and column counts, the first and last rows, each with its line.
-* Logs: the first and last lines and up to 20 warning or error lines (the first 10 and the last 10
-  when there are more), each with its line.
+* Logs: the first and last lines and up to 20 warning or error lines, errors first (the first 10
+  and the last 10 of them when there are more), warnings in the room left, each with its line.
 
 Line numbers are 1-based, as ``line_range`` reads them; JSONPaths are the subset the offloader's
 ``json_queries=True`` evaluates. Everything is deterministic. The shape is cut from the bottom to
@@ -44,7 +44,8 @@ _LOG_LINE = re.compile(
     r"^\s*(\[?\d{4}-\d{2}-\d{2}|\[?\d{2}:\d{2}:\d{2}|\w{3} +\d{1,2} \d{2}:\d{2}"
     r"|\[?(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b)"
 )
-_ISSUE = re.compile(r"\b(warn(ing)?|error|err|fatal|critical|exception|traceback|panic|fail(ed|ure)?)\b", re.IGNORECASE)
+_ERROR = re.compile(r"\b(error|err|fatal|critical|exception|traceback|panic|fail(ed|ure)?)\b", re.IGNORECASE)
+_WARNING = re.compile(r"\b(warn(ing)?)\b", re.IGNORECASE)
 
 
 def shape_preview(text: str, budget: int) -> str | None:
@@ -289,6 +290,32 @@ def _numbered(text: str) -> Iterator[tuple[int, str]]:
     return enumerate(text.splitlines(), start=1)
 
 
+def _edges(numbers: list[int], count: int) -> list[int]:
+    """At most ``count`` of ``numbers``: the first half and the last half when there are more."""
+    if len(numbers) <= count:
+        return numbers
+    first = (count + 1) // 2
+    return numbers[:first] + numbers[len(numbers) - (count - first) :]
+
+
+def _issue_lines(text: str) -> list[int]:
+    """Up to 20 warning/error lines, in line order, errors first.
+
+    All errors when they fit (the first and last 10 when not), then warnings in the room left
+    (their first and last halves likewise).
+    """
+    errors: list[int] = []
+    warnings: list[int] = []
+    for number, line in _numbered(text):
+        if _ERROR.search(line):
+            errors.append(number)
+        elif _WARNING.search(line):
+            warnings.append(number)
+    chosen = _edges(errors, _LOG_ISSUES)
+    chosen += _edges(warnings, _LOG_ISSUES - len(chosen))
+    return sorted(chosen)
+
+
 def _log_shape(text: str) -> list[str] | None:
     sample = _sample(text, _SAMPLE_LINES)
     if len(sample) < 3 or sum(1 for line in sample if _LOG_LINE.match(line)) * 2 < len(sample):
@@ -297,10 +324,7 @@ def _log_shape(text: str) -> list[str] | None:
     total = len(lines)
     head = list(range(1, min(total, _LOG_EDGE_LINES) + 1))
     tail = list(range(max(head[-1] + 1, total - _LOG_EDGE_LINES + 1), total + 1))
-    issues = [n for n, line in _numbered(text) if _ISSUE.search(line)]
-    if len(issues) > _LOG_ISSUES:
-        half = _LOG_ISSUES // 2
-        issues = issues[:half] + issues[-half:]
+    issues = _issue_lines(text)
     out = [f"[Shape: log, {total:,} lines, {len(issues)} warning/error lines shown; L<line>: <text>]"]
     out += [f"L{n}: {_clip(lines[n - 1], _LINE_CHARS)}" for n in head]
     shown_issues = [n for n in issues if n > head[-1] and (not tail or n < tail[0])]
