@@ -58,6 +58,7 @@ def _run(
     cache: bool = False,
     name: str = "read_file",
     target: Any = "tool_results",
+    **manager: Any,
 ) -> Agent:
     model = ContextModel(_reads(*paths, name=name))
     if cache:
@@ -65,7 +66,7 @@ def _run(
     agent = Agent(
         model=model,
         tools=[read_file, read_status, read_image],
-        context_manager=ContextManager(strategies=[Offload.dedupe(target, config)]),
+        context_manager=ContextManager(strategies=[Offload.dedupe(target, config)], **manager),
         callback_handler=None,
     )
     agent("read the files")
@@ -243,3 +244,18 @@ def test_name_and_when() -> None:
     strategy = Offload.dedupe("tool_results")
     assert strategy.name == "offload:dedupe"
     assert isinstance(strategy.when(threshold=10), DedupeStrategy)
+
+
+@pytest.mark.parametrize("stash", [None, False], ids=["originals-read-from-the-stash", "no-stash-bytes-kept"])
+def test_equal_hashes_are_compared_in_full(monkeypatch: pytest.MonkeyPatch, stash: Any) -> None:
+    # Every result hashes alike: only the full comparison tells a.txt from b.txt.
+    monkeypatch.setattr(_native, "content_hash", lambda data: 7)
+    options = {} if stash is None else {"stash": stash}
+    results = _results(_run(("a.txt", "b.txt", "a.txt", "b.txt"), {"keep": "first"}, **options))
+    refs = {"tu_2": " [ref: tu_2_0]", "tu_3": " [ref: tu_3_0]"} if stash is None else {"tu_2": "", "tu_3": ""}
+    assert results == {
+        "tu_0": _FILES["a.txt"],
+        "tu_1": _FILES["b.txt"],
+        "tu_2": "[Duplicate of the result of read_file call tu_0]" + refs["tu_2"],
+        "tu_3": "[Duplicate of the result of read_file call tu_1]" + refs["tu_3"],
+    }

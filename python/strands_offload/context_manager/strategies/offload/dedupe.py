@@ -3,7 +3,9 @@
 Agents re-read: the same file, page or query, each copy billed on every later call. As each tool
 result arrives, its original content (the status and every item, media included, in the stash's
 encoding) is compared with the originals of the earlier results still in the conversation: first
-by a native 64-bit hash, then in full. On a match one copy becomes
+by a native 64-bit hash, then in full (the earlier original read back from the stash, so the
+strategy holds a hash per result, not a copy; without a stash it keeps the bytes). On a match one
+copy becomes
 
     [Duplicate of the result of {tool name} call {toolUseId}] [ref: ...]
 
@@ -36,7 +38,7 @@ from ..._measure import Measure
 from ...stash import encode_value, format_refs
 from ...types import ContextState
 from ._messages import is_pinned
-from .base import BaseOffloadStrategy, _tool_names
+from .base import BaseOffloadStrategy
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
@@ -71,13 +73,15 @@ def canonical(result: Mapping[str, Any]) -> bytes:
 
 @dataclass
 class _Seen:
-    """An original result that arrived: its call, its tool, its canonical bytes."""
+    """An original result that arrived: its call, its tool, and what its full comparison reads."""
 
     tool_use_id: str
     tool_name: str
-    data: bytes
+    status: Any
     items: int
     """How many content items the original had (one stash key each)."""
+    data: bytes | None
+    """Its canonical bytes, kept only without a stash to read the original back from."""
 
 
 class DedupeStrategy(BaseOffloadStrategy):
@@ -157,11 +161,11 @@ class DedupeStrategy(BaseOffloadStrategy):
         if message.get("role") != "user" or not any("toolResult" in b for b in message.get("content", [])):
             return False
         messages = agent.messages
-        names = _tool_names(messages)
+        names = _names_for(messages, message)
         seen = self._registry(agent)
         keep = self.keep_for(agent)
-        position = {id(m): i for i, m in enumerate(messages)}
-        here = position.get(id(message), -1)
+        here = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is message), -1)
+        keeps_bytes = self._stash is None or not hasattr(self._stash, "retrieve_raw")
         plan: list[tuple[Any, int, Any, int]] = []
         started = now_ns()
         measure = Measure(agent.model, self._encoding)
@@ -170,57 +174,75 @@ class DedupeStrategy(BaseOffloadStrategy):
                 continue
             result = block["toolResult"]
             data = canonical(result)
-            key = _native.content_hash(data)
+            entries = seen.setdefault(_native.content_hash(data), [])
             tool_use_id = str(result["toolUseId"])
             name = names.get(tool_use_id, "unknown")
             items = len(result.get("content", []))
-            earlier = self._earlier_copy(seen.get(key, []), data, messages, tool_use_id)
+            arrival = _Seen(tool_use_id, name, result.get("status"), items, data if keeps_bytes else None)
+            earlier = await self._earlier_copy(entries, result, data, messages)
             if earlier is None:
-                seen.setdefault(key, []).append(_Seen(tool_use_id, name, data, items))
+                entries.append(arrival)
                 continue
-            kept_id, kept_name = (
-                (earlier[0].tool_use_id, earlier[0].tool_name) if keep == "first" else (tool_use_id, name)
-            )
+            entry, earlier_message, earlier_index, earlier_position = earlier
             if keep == "first":
-                target_message, target_index, target_items = message, index, items
-                if here >= 0 and is_pinned(messages, here):
-                    seen.setdefault(key, []).append(_Seen(tool_use_id, name, data, items))
-                    continue
+                target = (message, index, items, here)
+                kept_id, kept_name = entry.tool_use_id, entry.tool_name
             else:
-                _, target_message, target_index = earlier
-                target_items = earlier[0].items
-                where = position.get(id(target_message), -1)
-                if where >= 0 and is_pinned(messages, where):
-                    seen.setdefault(key, []).append(_Seen(tool_use_id, name, data, items))
-                    continue
-            replacement = await self._rewrite(target_message, target_index, target_items, kept_name, kept_id)
+                target = (earlier_message, earlier_index, entry.items, earlier_position)
+                kept_id, kept_name = tool_use_id, name
+            target_message, target_index, target_items, target_position = target
+            replacement = None
+            if not (target_position >= 0 and is_pinned(messages, target_position)):
+                replacement = await self._rewrite(target_message, target_index, target_items, kept_name, kept_id)
             if replacement is None:
-                seen.setdefault(key, []).append(_Seen(tool_use_id, name, data, items))
+                entries.append(arrival)  # both copies stay: the new one can be matched too
                 continue
             old = target_message["content"][target_index]
-            tokens = await measure.block("user", old)
-            plan.append((target_message, target_index, replacement, tokens))
+            plan.append((target_message, target_index, replacement, await measure.block("user", old)))
             if keep == "last":
                 # The earlier copy is gone from the conversation; the new one is the copy to match.
-                entries = seen.get(key, [])
-                entries[:] = [e for e in entries if e is not earlier[0]]
-                seen.setdefault(key, []).append(_Seen(tool_use_id, name, data, items))
+                entries.remove(entry)
+                entries.append(arrival)
             logger.debug(
                 "tool_use_id=<%s>, kept=<%s> | duplicate tool result rewritten", old["toolResult"]["toolUseId"], kept_id
             )
         return await self._commit(plan, measure, False, agent, started)
 
-    def _earlier_copy(
-        self, candidates: list[_Seen], data: bytes, messages: list[Any], tool_use_id: str
-    ) -> tuple[_Seen, Any, int] | None:
-        """The earlier result still in the conversation whose original equals ``data``, where it is."""
-        for entry in candidates:
-            if entry.tool_use_id == tool_use_id or entry.data != data:
+    async def _earlier_copy(
+        self, entries: list[_Seen], result: Mapping[str, Any], data: bytes, messages: list[Any]
+    ) -> tuple[_Seen, Any, int, int] | None:
+        """The earlier result still in the conversation whose original equals ``result``'s, and where it is.
+
+        Entries whose result left the conversation are forgotten on the way.
+        """
+        for entry in list(entries):
+            if entry.tool_use_id == result["toolUseId"]:
                 continue
             found = _find_result(messages, entry.tool_use_id)
-            if found is not None:
-                return entry, found[0], found[1]
+            if found is None:
+                entries.remove(entry)
+                continue
+            if await self._same_original(entry, result, data):
+                return (entry, *found)
         return None
+
+    async def _same_original(self, entry: _Seen, result: Mapping[str, Any], data: bytes) -> bool:
+        """Whether ``entry``'s original equals ``result`` in full (the hashes already matched)."""
+        if entry.data is not None:
+            return entry.data == data
+        content = result.get("content", [])
+        if entry.status != result.get("status") or entry.items != len(content):
+            return False
+        assert self._stash is not None
+        for j, item in enumerate(content):
+            try:
+                stored = await self._stash.retrieve_raw(f"{entry.tool_use_id}_{j}")
+            except Exception:
+                logger.debug("tool_use_id=<%s> | original not readable, not a duplicate", entry.tool_use_id)
+                return False
+            if stored is None or bytes(stored) != encode_value(item):
+                return False
+        return True
 
     async def _rewrite(self, message: Any, index: int, items: int, kept_name: str, kept_id: str) -> Any | None:
         """The marker block for block ``index`` of ``message`` (its original stashed first), or ``None``.
@@ -242,12 +264,30 @@ class DedupeStrategy(BaseOffloadStrategy):
         }
 
 
-def _find_result(messages: list[Any], tool_use_id: str) -> tuple[Any, int] | None:
-    """The message and block index of the result of call ``tool_use_id``, newest first."""
-    for message in reversed(messages):
+def _find_result(messages: list[Any], tool_use_id: str) -> tuple[Any, int, int] | None:
+    """The message, block index and message position of the result of call ``tool_use_id``, newest first."""
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
         if message.get("role") != "user":
             continue
         for index, block in enumerate(message.get("content", [])):
             if block.get("toolResult", {}).get("toolUseId") == tool_use_id:
-                return message, index
+                return message, index, position
     return None
+
+
+def _names_for(messages: list[Any], message: Mapping[str, Any]) -> dict[str, str]:
+    """ToolUseId -> tool name for the results of ``message``: its calls, looked up from the end back."""
+    wanted = {b["toolResult"]["toolUseId"] for b in message.get("content", []) if "toolResult" in b}
+    names: dict[str, str] = {}
+    for position in range(len(messages) - 1, -1, -1):
+        if not wanted:
+            break
+        if messages[position].get("role") != "assistant":
+            continue
+        for block in messages[position].get("content", []):
+            use = block.get("toolUse")
+            if use is not None and use.get("toolUseId") in wanted:
+                wanted.discard(use["toolUseId"])
+                names[use["toolUseId"]] = use["name"]
+    return names
