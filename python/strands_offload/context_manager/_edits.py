@@ -34,6 +34,8 @@ ACTIONS = {
     "offload:summarize": "summarize",
     "offload:drop": "drop",
     "offload:emergency-truncate": "emergency_truncate",
+    "offload:relevance": "relevance",
+    "offload:dedupe": "dedupe",
 }
 _CACHE_KEYS = ("cache_config", "cache_prompt", "cache_tools")
 #: Queued records (no provider) past which the recorder settles them at once: a bound on what they hold.

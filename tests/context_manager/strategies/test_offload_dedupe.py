@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from _cm_harness import ContextModel, Reply, ToolCall, replies
+from _telemetry_support import recorded
 from strands import Agent, tool
 from strands.session.file_session_manager import FileSessionManager
 from strands_offload import _native
@@ -259,3 +260,16 @@ def test_equal_hashes_are_compared_in_full(monkeypatch: pytest.MonkeyPatch, stas
         "tu_2": "[Duplicate of the result of read_file call tu_0]" + refs["tu_2"],
         "tu_3": "[Duplicate of the result of read_file call tu_1]" + refs["tu_3"],
     }
+
+
+def test_rewrites_are_counted_as_dedupe_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    telemetry = recorded(monkeypatch)
+    model = ContextModel(_reads("a.txt", "a.txt", "b.txt", "b.txt"))
+    manager = ContextManager(
+        strategies=[Offload.dedupe("tool_results", {"keep": "first"})],
+        meter_provider=telemetry.meter_provider,
+        tracer_provider=telemetry.tracer_provider,
+    )
+    agent = Agent(model=model, tools=[read_file], context_manager=manager, callback_handler=None)
+    agent("read the files")
+    assert telemetry.total("strands_offload.context.edits", **{"strands_offload.action": "dedupe"}) == 2

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from _cm_harness import ContextModel, ToolCall, replies
 from _cm_harness import Reply as ScriptReply
+from _telemetry_support import recorded
 from hypothesis import given
 from hypothesis import strategies as st
 from strands import Agent, tool
@@ -320,3 +321,38 @@ def test_without_relevance_the_result_is_untouched() -> None:
     )
     agent(_QUESTION)
     assert _result_of(agent, "tu_orders")["content"] == [{"text": _dump()}]
+
+
+def test_rewrites_are_counted_as_relevance_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    telemetry = recorded(monkeypatch)
+    model = ContextModel(replies(ScriptReply("", [ToolCall("export_orders", {"status": "all"}, "tu_orders")])))
+    strategy = Offload.relevance("tool_results", {"chunk_tokens": 250, "preview_tokens": 500}).when(threshold=2000)
+    manager = ContextManager(
+        strategies=[strategy], meter_provider=telemetry.meter_provider, tracer_provider=telemetry.tracer_provider
+    )
+    Agent(model=model, tools=[export_orders], context_manager=manager, callback_handler=None)(_QUESTION)
+    assert telemetry.total("strands_offload.context.edits", **{"strands_offload.action": "relevance"}) == 1
+
+
+def test_persist_reductions_restores_relevance_previews(tmp_path: Any) -> None:
+    from strands.session.file_session_manager import FileSessionManager
+    from strands_offload.storage import LocalFileStorage
+
+    def agent(script: Any) -> Agent:
+        return Agent(
+            model=ContextModel(script),
+            tools=[export_orders],
+            context_manager=ContextManager(
+                strategies=[Offload.relevance("tool_results", {"chunk_tokens": 250}).when(threshold=2000)],
+                stash={"storage": LocalFileStorage(str(tmp_path / "stash"))},
+                persist_reductions=True,
+            ),
+            session_manager=FileSessionManager(session_id="s1", storage_dir=str(tmp_path / "sessions")),
+            agent_id="main",
+            callback_handler=None,
+        )
+
+    first = agent(replies(ScriptReply("", [ToolCall("export_orders", {"status": "all"}, "tu_orders")])))
+    first(_QUESTION)
+    assert _result_of(first, "tu_orders")["content"][0]["text"].startswith("[Relevance: tool result")
+    assert agent(replies()).messages == first.messages
