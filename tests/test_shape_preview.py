@@ -172,3 +172,31 @@ def test_exact_token_budgets_are_kept() -> None:
     shape = shape_within(json.dumps(_orders(), indent=2), 60, 10_000, encoding)
     assert shape is not None and count_tokens(shape, encoding) <= 60
     assert asyncio.iscoroutinefunction(tool) is False  # (imports used)
+
+
+def test_shape_previews_are_made_again_at_restore(tmp_path: Any) -> None:
+    from strands.session.file_session_manager import FileSessionManager
+    from strands_offload.context_manager._persist import RECIPE_KEY
+    from strands_offload.storage import LocalFileStorage
+
+    def agent(script: Any) -> Agent:
+        strategy = Offload.truncate("tool_results", {"preview": "shape", "preview_tokens": 400}).when(threshold=2000)
+        return Agent(
+            model=ContextModel(script),
+            tools=[export_orders],
+            context_manager=ContextManager(
+                strategies=[strategy],
+                stash={"storage": LocalFileStorage(str(tmp_path / "stash"))},
+                persist_reductions=True,
+            ),
+            session_manager=FileSessionManager(session_id="s1", storage_dir=str(tmp_path / "sessions")),
+            agent_id="main",
+            callback_handler=None,
+        )
+
+    first = agent(replies(Reply("", [ToolCall("export_orders", {}, "tu_1")])))
+    first("where does order ORD-1500 ship?")
+    assert "[Shape: JSON" in first.messages[2]["content"][0]["toolResult"]["content"][0]["text"]
+    restored = agent(replies())
+    assert restored.messages == first.messages
+    assert "[Shape: JSON" not in json.dumps(restored.state.get(RECIPE_KEY))  # derived, not stored
