@@ -45,6 +45,17 @@ class Measure:
         self._messages = _native.BlockMeter(token_counter("heuristic")) if self.native else None
         self._blocks = _native.BlockMeter(encoding) if encoding is not None else self._messages
         self._only_replaced = False
+        self._conversation: list[Any] | None = None
+        self._state: Any = None
+
+    def follow(self, conversation: list[Any], state: Any) -> None:
+        """Count ``conversation`` (the agent's messages) incrementally with the agent's ``state`` (``_run.AgentState``).
+
+        Counts are kept per message across calls and made again only from the first message its
+        change log (``state.changes``: the identity pass of each run, the journal) says changed.
+        """
+        self._conversation = conversation
+        self._state = state
 
     def blocks_replaced(self) -> None:
         """Note that the change about to be reported only put new blocks in place of old ones.
@@ -90,10 +101,35 @@ class Measure:
         """Tokens of ``messages`` as the model counts them (never with ``encoding``), with ``media`` their media too."""
         media = _native.media_tokens(messages, self.media) if self.media is not None else 0
         if self._messages is not None:
-            tokens = self._messages.messages(messages)
+            if messages is self._conversation:
+                tokens = self._followed_tokens(messages)
+            else:
+                tokens = self._messages.messages(messages)
             if tokens is not None:
                 return int(tokens) + media
         return int(await self.model.count_tokens(messages)) + media
+
+    def _followed_tokens(self, messages: list[Any]) -> int | None:
+        """:meth:`messages` of the followed conversation: the unchanged messages' counts kept, the rest counted."""
+        meter, state = self._messages, self._state
+        assert meter is not None
+        changes = state.changes
+        counts: list[int] = state.counts
+        stable = min(changes.stable_since(state.counts_epoch), len(counts), len(messages))
+        if stable < len(counts):
+            state.counts_total -= sum(counts[stable:])
+            del counts[stable:]
+        for message in messages[stable:]:
+            tokens = meter.messages([message])
+            if tokens is None:  # a shape left to the model's own count: nothing kept
+                counts.clear()
+                state.counts_total = 0
+                state.counts_epoch = changes.epoch()
+                return None
+            counts.append(int(tokens))
+            state.counts_total += int(tokens)
+        state.counts_epoch = changes.epoch()
+        return int(state.counts_total)
 
     def take_native_seconds(self) -> float:
         """Seconds the native meters spent counting since the last take (the savings ledger's native time)."""
@@ -111,7 +147,24 @@ class Measure:
         """
         if self.encoding is not None or self._messages is None:
             return None
-        return self._messages.over(messages, floor)
+        if messages is not self._conversation:
+            return self._messages.over(messages, floor)
+        state = self._state
+        changes = state.changes
+        known = state.over.get(floor)
+        stable = 0
+        held: list[int] = []
+        if known is not None:
+            held, covered, epoch = known
+            stable = min(changes.stable_since(epoch), covered, len(messages))
+        if stable < len(messages):
+            found = self._messages.over(messages[stable:] if stable else messages, floor)
+            if found is None:
+                state.over.pop(floor, None)
+                return None
+            held = [index for index in held if index < stable] + [stable + index for index in found]
+        state.over[floor] = (held, len(messages), changes.epoch())
+        return list(held)
 
 
 _PACKAGE = __name__.split(".", 1)[0]

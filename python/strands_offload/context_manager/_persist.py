@@ -254,6 +254,18 @@ class ReductionLog:
         self._digest = hashlib.sha256()
         self._rules: list[dict[str, Any]] = list(rules or [])
         self._derived: dict[tuple[int, int], int] = {}  # (log position, block index) -> rule
+        # The last recipe's work, reused for the messages that did not change since (see recipe()):
+        # the messages, each one's item (a kept log position, or its message entry), where the
+        # entries stood after each, which log positions were kept by which message, and the
+        # blocks registered since (the ones that may have left the conversation without being seen).
+        self._previous: list[Any] = []
+        self._previous_blocks: list[tuple[Any, ...]] = []  # their blocks then (a list may change in place)
+        self._items: list[tuple[int | None, dict[str, Any] | None]] = []
+        self._marks: list[tuple[int, int | None]] = []  # (entries after message i, end of the last keep)
+        self._entries: list[dict[str, Any]] = []
+        self._used: dict[int, int] = {}  # kept log position -> message index
+        self._fresh: list[Any] = []
+        self._derived_cache: dict[str, Any] | None = None
 
     def rule_index(self, rule: dict[str, Any]) -> int:
         """The index of ``rule`` (added when new)."""
@@ -270,7 +282,9 @@ class ReductionLog:
         arrival.blocks[index] = block
         arrival.digests[index] = content_digest(block)
         self._where[id(block)] = (position, index)
+        self._fresh.append(block)
         self._derived[(position, index)] = rule
+        self._derived_cache = None
 
     def _find_derived(self, messages: list[Any]) -> None:
         """Adopt, as derived, the live blocks a rule made of the log block they replaced in place."""
@@ -315,6 +329,7 @@ class ReductionLog:
         self._arrivals.append(_Arrival(_fields(message), blocks, [content_digest(block) for block in blocks]))
         for index, block in enumerate(blocks):
             self._where.setdefault(id(block), (position, index))
+        self._fresh.extend(blocks)
         self._by_id.setdefault(message.get("tracking_id"), []).append(position)
         self._digest.update(_id_line(message))
 
@@ -337,17 +352,36 @@ class ReductionLog:
                 del self._where[id(block)]
                 if arrival.blocks[index] is block:
                     arrival.blocks[index] = None
-                    self._derived.pop((position, index), None)
+                    if self._derived.pop((position, index), None) is not None:
+                        self._derived_cache = None
 
-    def _release_gone(self, messages: list[Any]) -> None:
-        """Stop holding the blocks that left the conversation (they cannot come back)."""
-        live = {id(block) for message in messages for block in message["content"]}
-        for key in [key for key in self._where if key not in live]:
-            position, index = self._where.pop(key)
+    def _release_gone(self, messages: list[Any], stable: int) -> None:
+        """Stop holding the blocks that left the conversation (they cannot come back).
+
+        Only blocks of the messages that changed since the last recipe, and blocks registered
+        since, can have left: the unchanged messages still hold theirs.
+        """
+        fresh, self._fresh = self._fresh, []
+        if not self._previous:  # nothing reused (the first recipe, or after a failure): every block
+            live = {id(block) for message in messages for block in message["content"]}
+            gone = [(key, self._where.pop(key)) for key in [key for key in self._where if key not in live]]
+        else:
+            candidates = [block for blocks in self._previous_blocks[stable:] for block in blocks]
+            candidates.extend(fresh)
+            if not candidates:
+                return
+            live = {id(block) for message in messages[stable:] for block in message["content"]}
+            gone = []
+            for block in candidates:
+                key = id(block)
+                if key not in live and key in self._where:
+                    gone.append((key, self._where.pop(key)))
+        for _, (position, index) in gone:
             self._arrivals[position].blocks[index] = None
-            self._derived.pop((position, index), None)
+            if self._derived.pop((position, index), None) is not None:
+                self._derived_cache = None
 
-    def _kept_position(self, message: Mapping[str, Any], used: set[int]) -> int | None:
+    def _kept_position(self, message: Mapping[str, Any], used: Mapping[int, int]) -> int | None:
         """The log position ``message`` is, unchanged since it arrived, or ``None``."""
         for position in self._by_id.get(message.get("tracking_id"), ()):
             arrival = self._arrivals[position]
@@ -361,35 +395,69 @@ class ReductionLog:
                     return position
         return None
 
-    def recipe(self, messages: list[Any]) -> dict[str, Any]:
-        """The recipe that turns the log into ``messages`` (see the module docstring)."""
-        self._find_derived(messages)
-        self._forget_changed(messages)
-        self._release_gone(messages)
-        entries: list[dict[str, Any]] = []
-        used: set[int] = set()
-        for message in messages:
-            position = self._kept_position(message, used)
+    def reuse_nothing(self) -> None:
+        """Make the next recipe from the whole conversation (after a failure left the reused parts unsure)."""
+        self._previous = []
+        self._previous_blocks = []
+        self._items = []
+        self._marks = []
+        self._entries = []
+        self._used = {}
+
+    def recipe(self, messages: list[Any], stable: int = 0) -> dict[str, Any]:
+        """The recipe that turns the log into ``messages`` (see the module docstring).
+
+        ``stable``: how many leading messages are exactly as the last call saw them (the manager's
+        identity pass says so; 0 when not known): their part of the recipe is reused, so a call
+        costs what changed and arrived since the last one, not the whole conversation.
+        """
+        stable = max(0, min(stable, len(messages), len(self._previous)))
+        changed = messages[stable:]
+        self._find_derived(changed)
+        self._forget_changed(changed)
+        self._release_gone(messages, stable)
+        # Back to where the entries stood after the last unchanged message.
+        for index in range(stable, len(self._items)):
+            kept = self._items[index][0]
+            if kept is not None and self._used.get(kept) == index:
+                del self._used[kept]
+        del self._items[stable:]
+        del self._marks[stable:]
+        count, keep_end = self._marks[-1] if self._marks else (0, None)
+        entries = self._entries
+        del entries[count:]
+        if keep_end is not None and entries[-1]["keep"][1] != keep_end:
+            entries[-1] = {"keep": [entries[-1]["keep"][0], keep_end]}  # a new list: the recorded one stays
+        for number, message in enumerate(changed, start=stable):
+            position = self._kept_position(message, self._used)
             if position is not None:
-                used.add(position)
+                self._used[position] = number
                 last = entries[-1].get("keep") if entries else None
                 if last is not None and last[1] + 1 == position:
-                    last[1] = position
+                    entries[-1] = {"keep": [last[0], position]}
                 else:
                     entries.append({"keep": [position, position]})
+                self._items.append((position, None))
+                self._marks.append((len(entries), position))
                 continue
             items = []
             for block in message["content"]:
                 found = self._where.get(id(block))
                 items.append({"from": list(found)} if found is not None else {"new": copy.deepcopy(block)})
-            entries.append(
-                {"message": {k: (items if k == "content" else copy.deepcopy(v)) for k, v in message.items()}}
-            )
+            entry = {"message": {k: (items if k == "content" else copy.deepcopy(v)) for k, v in message.items()}}
+            entries.append(entry)
+            self._items.append((None, entry))
+            self._marks.append((len(entries), None))
+        self._previous = list(messages)
+        del self._previous_blocks[stable:]
+        self._previous_blocks.extend(tuple(message["content"]) for message in changed)
         count = len(self._arrivals)
         recipe: dict[str, Any] = {"format": _FORMAT, "log": [count, self._digest.hexdigest()]}
         if self._derived:
-            recipe["derived"] = self._derived_entry()
-        recipe["messages"] = entries
+            if self._derived_cache is None:
+                self._derived_cache = self._derived_entry()
+            recipe["derived"] = copy.deepcopy(self._derived_cache)
+        recipe["messages"] = list(entries)
         return recipe
 
     def _derived_entry(self) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from typing import Any
 
 from .. import _seam
 from ._edits import model_config, prompt_cached
-from ._identity import IdentityTrail
 
 __all__ = [
     "READ_PRICE",
@@ -122,69 +121,51 @@ class _Entry:
 class CacheView:
     """The live cache entries of one agent's requests (the manager keeps one per agent).
 
-    Which entries the conversation still starts with is not checked block by block: the view holds
-    ``unchanged``, how many leading messages are still exactly as the last request sent them. It is
-    set once per pipeline run by the run's identity pass (:meth:`begin_run`: every object of every
-    message compared with the last request's, so a change that did not come through the pipeline is
-    seen too) and lowered by the journal of the run's own edits (:meth:`edited`). Every entry the
-    view keeps is a prefix of the last request (a request drops the entries it does not start with),
-    so an entry is still readable when it ends before ``unchanged``.
+    Which entries the conversation still starts with is not checked block by block: every entry
+    the view keeps is a prefix of the last request (a request drops the entries it does not start
+    with), and the agent's :class:`~._run.Changes` say how many leading messages are unchanged since
+    that request (the run's identity pass, which sees a change that did not come through the
+    pipeline too, and the journal of the run's own edits). An entry is still readable when it ends
+    before them.
 
     Args:
         ttl: Seconds an entry lives unread.
         clock: Seconds that go on while the system is suspended (the manager's ``clock=``).
+        changes: The agent's change log (``_run.Changes``).
     """
 
-    def __init__(self, ttl: float = 300.0, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, ttl: float, clock: Callable[[], float], changes: Any) -> None:
         self.ttl = ttl
-        self.clock = clock or suspend_counting_clock()
+        self.clock = clock
+        self.changes = changes
         self.entries: list[_Entry] = []
         self.last_call: float | None = None
         self.sent_tokens: int | None = None
         self.growth: list[int] = []
-        self.unchanged = 0
-        self._trail = IdentityTrail()
-        self._dirty_from: int | None = None  # the trail no longer holds messages from here on
+        self._sent_epoch = 0
+        self._oldest = float("inf")  # no entry was used earlier than this (a bound: reads only raise it)
+
+    @property
+    def unchanged(self) -> int:
+        """How many leading messages are still as the last request sent them."""
+        return int(self.changes.stable_since(self._sent_epoch))
 
     def _live(self) -> list[_Entry]:
-        now = self.clock()
         entries = self.entries
-        if entries and any(now - entry.used >= self.ttl for entry in entries):
+        if entries and self.clock() - self._oldest >= self.ttl:
+            now = self.clock()
             entries = self.entries = [entry for entry in entries if now - entry.used < self.ttl]
+            self._oldest = min((entry.used for entry in entries), default=float("inf"))
         return entries
 
-    def begin_run(self, messages: list[Any], tokens: int | None) -> None:
-        """A run starts with ``messages`` at ``tokens``: see what changed since the last request, note the growth."""
-        # Against what the last request sent (a run without a request since, an overflow retry's,
-        # left the trail as that request sent it): the whole trail is this run's start from now on.
-        self.unchanged = self._trail.compare(messages)
-        self._dirty_from = None
+    def begin_run(self, tokens: int | None) -> None:
+        """A pipeline run starts with the conversation's messages at ``tokens``: note the growth."""
         if tokens is not None and self.sent_tokens is not None and tokens >= self.sent_tokens:
             self.growth.append(tokens - self.sent_tokens)
-
-    def edited(self, position: int) -> None:
-        """The run changed message ``position`` (or removed it, or inserted there)."""
-        if position < self.unchanged:
-            self.unchanged = position
-        if self._dirty_from is None or position < self._dirty_from:
-            self._dirty_from = position
-
-    def recheck(self, messages: list[Any]) -> None:
-        """Something that keeps no journal ran (a strategy not of ours, or one that failed): look again.
-
-        One more identity pass, against the trail as this run left it.
-        """
-        first = self._trail.compare(messages)
-        if first < self.unchanged:
-            self.unchanged = first
-        self._dirty_from = None  # the trail holds the messages as they are now
 
     def sent(self, messages: list[Any], tokens: int | None, *, places_points: bool) -> None:
         """A request with ``messages`` goes out: it reads the longest entry it starts with and writes its own."""
         now = self.clock()
-        if self._dirty_from is not None:
-            self._trail.update_from(messages, self._dirty_from)  # the trail holds what was sent
-            self._dirty_from = None
         unchanged = self.unchanged
         # An entry the conversation no longer starts with can never be read again.
         matching = self.entries = [entry for entry in self._live() if entry.end < unchanged]
@@ -193,7 +174,8 @@ class CacheView:
         end = _last_user(messages) if places_points else -1
         if end >= 0 and not any(entry.end == end for entry in matching):
             self.entries.append(_Entry(end, now))
-        self.unchanged = len(messages)
+        self._oldest = min((entry.used for entry in self.entries), default=float("inf"))
+        self._sent_epoch = self.changes.epoch()
         self.last_call = now
         self.sent_tokens = tokens
 

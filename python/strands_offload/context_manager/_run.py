@@ -17,11 +17,59 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._identity import IdentityTrail
 from ._measure import Measure
 from ._prompt_cache import CacheView
 from .types import ContextState
 
-__all__ = ["AgentState", "Edit", "Run", "first_difference", "run_of"]
+__all__ = ["AgentState", "Changes", "Edit", "Run", "first_difference", "run_of"]
+
+_NONE_CHANGED = 1 << 62
+
+
+class Changes:
+    """What changed in one agent's conversation, as a log of positions, for the state kept across calls.
+
+    Each run starts with the one identity pass (:meth:`observe`: the first message that is not as
+    the last pass or settled run left it); each edit of the journal adds its position
+    (:meth:`edited`); a run's edits are written into the trail when it ends (:meth:`settle`), so
+    the next pass reports only what changed since. A consumer keeps the :meth:`epoch` it was last
+    valid at and asks :meth:`stable_since` how many leading messages are unchanged since then
+    (cached counts, the cache view's entries, the reduction recipe).
+    """
+
+    def __init__(self) -> None:
+        self._trail = IdentityTrail()
+        self._dirty_from: int | None = None
+        self._events: list[int] = []
+
+    def observe(self, messages: list[Any]) -> int:
+        """The identity pass: compare ``messages`` with the trail; returns the first changed position."""
+        first = int(self._trail.compare(messages))
+        self._dirty_from = None  # the trail now holds the messages as they are
+        self._events.append(first)
+        return first
+
+    def edited(self, position: int) -> None:
+        """The pipeline changed the conversation from ``position`` on (a block replaced, messages removed)."""
+        self._events.append(position)
+        if self._dirty_from is None or position < self._dirty_from:
+            self._dirty_from = position
+
+    def settle(self, messages: list[Any]) -> None:
+        """The run is over: the trail takes its edits in (walking only from the first one)."""
+        if self._dirty_from is not None:
+            self._trail.update_from(messages, self._dirty_from)
+            self._dirty_from = None
+
+    def epoch(self) -> int:
+        """The point in the log a consumer is valid at from now on."""
+        return len(self._events)
+
+    def stable_since(self, epoch: int) -> int:
+        """How many leading messages are unchanged since ``epoch`` (a large number: none changed)."""
+        events = self._events
+        return min(events[epoch:], default=_NONE_CHANGED) if epoch < len(events) else _NONE_CHANGED
 
 
 @dataclass
@@ -29,6 +77,15 @@ class AgentState:
     """What the manager keeps per agent (never on a strategy object, which two managers may share)."""
 
     view: CacheView | None = None
+    changes: Changes = field(default_factory=Changes)
+    #: Tokens of each message (as the model counts them), valid at ``counts_epoch``.
+    counts: list[int] = field(default_factory=list)
+    counts_total: int = 0
+    counts_epoch: int = 0
+    #: Per block floor: the messages holding a block above it, how many messages that covered, the epoch.
+    over: dict[int, tuple[list[int], int, int]] = field(default_factory=dict)
+    #: Where the change log stood when the reduction recipe was last made (``persist_reductions``).
+    recipe_epoch: int = 0
     #: Per strategy object: its state for this agent (a summary started ahead, ...).
     slots: dict[int, Any] = field(default_factory=dict)
 
@@ -90,12 +147,11 @@ class Run(ContextState):
     def record(self, edit: Edit) -> None:
         """Add ``edit`` to the journal; a change of the conversation lowers the view's unchanged prefix."""
         self.journal.append(edit)
-        view = self.view
-        if view is None or edit.kind == "held":
+        if edit.kind == "held" or self.state is None:
             return
         if edit.position is None:
             edit.position = self._position(edit.message)
-        view.edited(edit.position)
+        self.state.changes.edited(edit.position)
 
     def _position(self, message: Any) -> int:
         messages = self.messages

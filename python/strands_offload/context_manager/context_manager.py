@@ -167,12 +167,9 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         """This manager's state for ``agent`` (made on first use; the cache view with its model's lifetime)."""
         state: AgentState | None = self._agents.get(agent)
         if state is None:
-            view = (
-                _prompt_cache.CacheView(_prompt_cache.lifetime(agent.model), self._clock)
-                if self._follows_cache
-                else None
-            )
-            state = AgentState(view=view)
+            state = AgentState()
+            if self._follows_cache:
+                state.view = _prompt_cache.CacheView(_prompt_cache.lifetime(agent.model), self._clock, state.changes)
             self._agents.set(agent, state)
         return state
 
@@ -363,11 +360,18 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         """Write the recipe to the agent state when it changed (the session manager saves it at its next sync)."""
         reductions = self._reductions
         assert reductions is not None
+        state = self._agent_state(agent)
+        changes = state.changes
         try:
-            recipe = reductions.recipe(agent.messages)
+            # The identity pass: what changed since the last model call (the answer, a redaction in place).
+            changes.observe(agent.messages)
+            recipe = reductions.recipe(agent.messages, changes.stable_since(state.recipe_epoch))
         except Exception:
+            reductions.reuse_nothing()
             logger.warning("agent_id=<%s> | recording the reductions failed", agent.agent_id, exc_info=True)
             return
+        finally:
+            state.recipe_epoch = changes.epoch()
         if still_describes(self._recipe, recipe):
             return  # new messages only (or nothing reduced yet): what is recorded still holds
         try:
@@ -449,7 +453,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         await self._backfill(agent)
         messages = agent.messages
         model = agent.model
+        state = self._agent_state(agent)
+        state.changes.observe(messages)  # the one identity pass: what changed since the last run, whoever changed it
         measure = Measure(model, media=_media.rule_of(agent))
+        measure.follow(messages, state)
         if projected_tokens is not None:
             tokens = projected_tokens + _media.media_after_baseline(agent, messages)
         else:
@@ -458,7 +465,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             except Exception:
                 logger.warning("agent_id=<%s> | counting tokens failed, strategies skipped", agent.agent_id)
                 return None
-        state = self._agent_state(agent)
         view = state.view
         # The SDK annotates its own Stash; strategies use ours by duck typing.
         run = Run(
@@ -479,7 +485,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 run.message_tokens = tokens if projected_tokens is None else await measure.messages(messages)
             except Exception:
                 run.message_tokens = None
-            view.begin_run(messages, None if overflow else run.message_tokens)
+            view.begin_run(None if overflow else run.message_tokens)
             cached_end = view.cached_end()
         token = start_run(measure)
         try:
@@ -494,6 +500,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                     run.acted |= await self._apply(strategy, run, measure)
         finally:
             end_run(token)
+            state.changes.settle(messages)
         return run
 
     async def _apply(self, strategy: Any, context: ContextState, measure: Measure) -> bool:
@@ -503,8 +510,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             acted = bool(await strategy.apply(context))
         except Exception:
             measure.forget()  # it may have changed something before failing
-            if isinstance(context, Run) and context.view is not None:
-                context.view.recheck(context.messages)
+            if isinstance(context, Run) and context.state is not None:
+                context.state.changes.observe(context.messages)
             logger.warning(
                 "strategy=<%s>, agent_id=<%s> | strategy raised; the others still run",
                 strategy.name,
@@ -513,8 +520,8 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             )
             return False
         measure.strategy_ran(strategy)  # a strategy not of ours may have edited a block in place
-        if not is_ours(strategy) and isinstance(context, Run) and context.view is not None:
-            context.view.recheck(context.messages)  # it keeps no journal: anything may have changed
+        if not is_ours(strategy) and isinstance(context, Run) and context.state is not None:
+            context.state.changes.observe(context.messages)  # it keeps no journal: anything may have changed
         if acted:
             measure.forget()
             try:

@@ -15,62 +15,81 @@
 //! trail is written again.
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 
 /// Deeper than this, a message is never taken as unchanged (a cycle, or no JSON of any model).
 const MAX_DEPTH: usize = 512;
+
+const LEAF: u8 = 0;
+const DICT: u8 = 1;
+const LIST: u8 = 2;
+const TUPLE: u8 = 3;
 
 #[pyclass(module = "strands_offload._native")]
 #[derive(Default)]
 pub struct IdentityTrail {
     /// Every object of every message, in walk order (a reference held to each).
     nodes: Vec<Py<PyAny>>,
-    /// Whether each node is a container (its items follow it in `nodes`).
-    container: Vec<bool>,
+    /// What each node is: `LEAF`, `DICT`, `LIST` or `TUPLE` (a container's items follow it).
+    kinds: Vec<u8>,
     /// Where each message's walk starts in `nodes` (one entry per message, plus the end).
     starts: Vec<usize>,
 }
 
-fn is_container(object: *mut ffi::PyObject) -> bool {
+fn kind(object: *mut ffi::PyObject) -> u8 {
     // SAFETY: `object` is a live object (borrowed from a container the GIL holder is reading).
     unsafe {
-        ffi::PyDict_Check(object) != 0
-            || ffi::PyList_Check(object) != 0
-            || ffi::PyTuple_Check(object) != 0
+        if ffi::PyDict_Check(object) != 0 {
+            DICT
+        } else if ffi::PyList_Check(object) != 0 {
+            LIST
+        } else if ffi::PyTuple_Check(object) != 0 {
+            TUPLE
+        } else {
+            LEAF
+        }
     }
 }
 
-/// Calls `visit` with each item of a container, in order (dict: key then value). `false` from
-/// `visit` stops the walk; the result says whether it ran to the end.
-fn items(object: *mut ffi::PyObject, visit: &mut dyn FnMut(*mut ffi::PyObject) -> bool) -> bool {
+/// Calls `visit` with each item of a container of `kind`, in order (dict: key then value). `false`
+/// from `visit` stops the walk; the result says whether it ran to the end.
+fn items(
+    object: *mut ffi::PyObject,
+    kind: u8,
+    visit: &mut dyn FnMut(*mut ffi::PyObject) -> bool,
+) -> bool {
     // SAFETY: borrowed references only, read under the GIL; no Python code runs in between (no
-    // comparison, hash or allocation of Python objects), so the containers cannot change.
+    // comparison, hash or allocation of Python objects), so the containers cannot change. `kind`
+    // was read from this very object (the same address, kept alive by the trail or the caller).
     unsafe {
-        if ffi::PyDict_Check(object) != 0 {
-            let mut position: ffi::Py_ssize_t = 0;
-            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-            while ffi::PyDict_Next(object, &mut position, &mut key, &mut value) != 0 {
-                if !visit(key) || !visit(value) {
-                    return false;
+        match kind {
+            DICT => {
+                let mut position: ffi::Py_ssize_t = 0;
+                let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+                let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+                while ffi::PyDict_Next(object, &mut position, &mut key, &mut value) != 0 {
+                    if !visit(key) || !visit(value) {
+                        return false;
+                    }
                 }
             }
-        } else if ffi::PyList_Check(object) != 0 {
-            let length = ffi::PyList_Size(object);
-            for index in 0..length {
-                let item = ffi::PyList_GetItem(object, index);
-                if item.is_null() || !visit(item) {
-                    return false;
+            LIST => {
+                for index in 0..ffi::PyList_Size(object) {
+                    let item = ffi::PyList_GetItem(object, index);
+                    if item.is_null() || !visit(item) {
+                        return false;
+                    }
                 }
             }
-        } else if ffi::PyTuple_Check(object) != 0 {
-            let length = ffi::PyTuple_Size(object);
-            for index in 0..length {
-                let item = ffi::PyTuple_GetItem(object, index);
-                if item.is_null() || !visit(item) {
-                    return false;
+            TUPLE => {
+                for index in 0..ffi::PyTuple_Size(object) {
+                    let item = ffi::PyTuple_GetItem(object, index);
+                    if item.is_null() || !visit(item) {
+                        return false;
+                    }
                 }
             }
+            _ => {}
         }
     }
     true
@@ -94,10 +113,11 @@ impl IdentityTrail {
             return false;
         }
         *cursor += 1;
-        if !self.container[at] {
+        let kind = self.kinds[at];
+        if kind == LEAF {
             return true; // the same object as before, and it was a leaf: it still is
         }
-        items(object, &mut |item| {
+        items(object, kind, &mut |item| {
             self.matches(item, depth + 1, cursor, end)
         })
     }
@@ -105,19 +125,18 @@ impl IdentityTrail {
     fn record(&mut self, py: Python<'_>, object: *mut ffi::PyObject, depth: usize) {
         if depth > MAX_DEPTH {
             // A fresh object: never the same as any other call's, so the message always reads as changed.
-            self.nodes
-                .push(pyo3::types::PyDict::new(py).into_any().unbind());
-            self.container.push(false);
+            self.nodes.push(PyDict::new(py).into_any().unbind());
+            self.kinds.push(LEAF);
             return;
         }
         // SAFETY: `object` is a live borrowed reference; the trail takes a reference of its own.
         self.nodes
             .push(unsafe { Bound::from_borrowed_ptr(py, object) }.unbind());
-        let container = is_container(object);
-        self.container.push(container);
-        if container {
+        let kind = kind(object);
+        self.kinds.push(kind);
+        if kind != LEAF {
             let mut children: Vec<*mut ffi::PyObject> = Vec::new();
-            items(object, &mut |item| {
+            items(object, kind, &mut |item| {
                 children.push(item);
                 true
             });
@@ -131,7 +150,7 @@ impl IdentityTrail {
         let keep = start.min(self.known()).min(messages.len());
         let cut = self.starts.get(keep).copied().unwrap_or(0);
         self.nodes.truncate(cut);
-        self.container.truncate(cut);
+        self.kinds.truncate(cut);
         self.starts.truncate(keep);
         let py = messages.py();
         for message in messages.iter().skip(keep) {
@@ -180,7 +199,7 @@ impl IdentityTrail {
     /// Forget everything: the next comparison finds message 0 changed.
     fn clear(&mut self) {
         self.nodes.clear();
-        self.container.clear();
+        self.kinds.clear();
         self.starts.clear();
     }
 

@@ -76,6 +76,29 @@ def _tool_names(messages: list[Any]) -> dict[str, str]:
     return names
 
 
+def _tool_names_for(messages: list[Any], message: Any) -> dict[str, str]:
+    """:func:`_tool_names` for the tool results of ``message`` alone: the calls looked up from the end back.
+
+    The newest call of an id wins, as in :func:`_tool_names`; a message arriving after its call
+    finds it a message or two back, not after a walk of the whole conversation.
+    """
+    wanted = {b["toolResult"]["toolUseId"] for b in message["content"] if "toolResult" in b}
+    names: dict[str, str] = {}
+    for index in range(len(messages) - 1, -1, -1):
+        if not wanted:
+            break
+        earlier = messages[index]
+        if earlier["role"] != "assistant":
+            continue
+        for block in reversed(earlier["content"]):
+            if "toolUse" in block:
+                use = block["toolUse"]
+                if use["toolUseId"] in wanted:
+                    wanted.discard(use["toolUseId"])
+                    names[use["toolUseId"]] = use["name"]
+    return names
+
+
 @dataclass(frozen=True)
 class _Target:
     """A parsed target: a kind, or tool names to include or exclude."""
@@ -227,11 +250,12 @@ class BaseOffloadStrategy(ABC):
         async def _on_arrival(event: MessageAddedEvent) -> None:
             try:
                 messages = event.agent.messages
-                index = next((i for i, m in enumerate(messages) if m is event.message), -1)
+                index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is event.message), -1)
                 if index >= 0 and is_pinned(messages, index):
                     return
                 measure = Measure(event.agent.model, self._encoding)
-                await self._apply_blocks(event.message, _tool_names(messages), measure, event.agent, budget=False)
+                names = _tool_names_for(messages, event.message)
+                await self._apply_blocks(event.message, names, measure, event.agent, budget=False)
             except Exception:
                 logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
 
