@@ -319,12 +319,14 @@ def content_hash(data: bytes) -> int:
     """A 64-bit hash of ``data`` (not cryptographic); ``Offload.dedupe`` compares results by it first."""
 
 def relevance_chunks(
-    text: str, max_chars: int, query: str | None = None
+    text: str, max_chars: int, query: str | None = None, tool_input: str | None = None
 ) -> tuple[list[int], list[int], list[int], list[float] | None]:
     """``text`` in chunks of at most ``max_chars`` characters, each ending after a newline if it can.
 
     Their start offsets, first and last lines (1-based), and with ``query`` their BM25 scores divided
-    by the best (``Bm25Ranker``'s scores of the chunk texts). The GIL is released.
+    by the best (``Bm25Ranker``'s scores of the chunk texts). With ``tool_input`` too, ``query`` is the
+    question and the input's terms weigh less: the input as a whole counts as one term of the
+    question. The GIL is released.
     """
 
 # the turn under accelerate(): the event loop's deep copies, the tracer's message events

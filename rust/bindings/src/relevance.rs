@@ -20,22 +20,29 @@ type Chunked = (Vec<usize>, Vec<usize>, Vec<usize>, Option<Vec<f64>>);
 
 /// `text` cut into chunks of at most `max_chars` code points (after a newline where the window
 /// holds one): their start offsets, first and last lines, and with `query` their BM25 scores
-/// divided by the best. The GIL is released.
+/// divided by the best. With `tool_input` too, `query` is the question and the input's terms weigh
+/// less (`relevance::question_and_input_scores`). The GIL is released.
 #[pyfunction]
-#[pyo3(signature = (text, max_chars, query=None))]
+#[pyo3(signature = (text, max_chars, query=None, tool_input=None))]
 fn relevance_chunks(
     py: Python<'_>,
     text: &Bound<'_, PyString>,
     max_chars: usize,
     query: Option<&Bound<'_, PyString>>,
+    tool_input: Option<&Bound<'_, PyString>>,
 ) -> PyResult<Chunked> {
     let text = text_of(text);
     let query = query.map(text_of);
+    let tool_input = tool_input.map(text_of);
     let text: &str = &text;
     let query: Option<&str> = query.as_deref();
+    let tool_input: Option<&str> = tool_input.as_deref();
     detach_checked(py, || {
         let chunks = relevance::chunks(text, max_chars);
-        let scores = query.map(|q| relevance::scores(q, text, &chunks));
+        let scores = query.map(|q| match tool_input {
+            Some(input) => relevance::question_and_input_scores(q, input, text, &chunks),
+            None => relevance::scores(q, text, &chunks),
+        });
         let starts = chunks.iter().map(|c| c.start).collect();
         let firsts = chunks.iter().map(|c| c.first_line).collect();
         let lasts = chunks.iter().map(|c| c.last_line).collect();

@@ -116,9 +116,10 @@ fn count_chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
 }
 
-/// The query's distinct terms, and how often each occurs in it.
+/// The query's distinct terms, and each one's weight: how often it occurs in each part of the
+/// query, times that part's weight.
 struct QueryTerms {
-    terms: Vec<(Vec<u8>, u32)>,
+    terms: Vec<(Vec<u8>, f64)>,
     /// Bit `n` set: some term is `n` bytes long (`n < 64`).
     lengths: u64,
     /// Some term is 64 bytes or longer.
@@ -128,15 +129,18 @@ struct QueryTerms {
 }
 
 impl QueryTerms {
-    fn new(query: &str) -> Self {
-        let mut found: Vec<(Vec<u8>, u32)> = Vec::new();
-        for term in terms(query) {
-            let term = term.into_bytes();
-            match found.iter_mut().find(|(known, _)| *known == term) {
-                Some((_, count)) => *count += 1,
-                None => found.push((term, 1)),
+    fn new(parts: &[(&str, f64)]) -> Self {
+        let mut found: Vec<(Vec<u8>, f64)> = Vec::new();
+        for (part, weight) in parts {
+            for term in terms(part) {
+                let term = term.into_bytes();
+                match found.iter_mut().find(|(known, _)| *known == term) {
+                    Some((_, total)) => *total += weight,
+                    None => found.push((term, *weight)),
+                }
             }
         }
+        found.retain(|(_, weight)| *weight > 0.0);
         let lengths = found
             .iter()
             .map(|(t, _)| if t.len() < 64 { 1u64 << t.len() } else { 0 })
@@ -423,7 +427,35 @@ fn count(text: &str, chunks: &[Chunk], query: &QueryTerms) -> Counts {
 /// BM25 scores of `chunks` of `text` for `query`, divided by the best (the best 1; all 0 when no
 /// chunk holds a query term): [`crate::rank::Index::scores`] of the chunk texts.
 pub fn scores(query: &str, text: &str, chunks: &[Chunk]) -> Vec<f64> {
-    let query = QueryTerms::new(query);
+    weighted_scores(&[(query, 1.0)], text, chunks)
+}
+
+/// The scores of [`scores`] for a query made of a question and a tool call's input, the input's
+/// terms weighing less: the input as a whole counts as one term of the question (each of its `n`
+/// term occurrences weighs `1/n`; a term in both parts weighs its question count plus its input
+/// share). The question says what is asked; the input names what was fetched, which the whole
+/// result is about (a URL, a path, a table), so its words mostly match the result's header, and
+/// without this a header holding every word of the input outranks the part the question asks
+/// about. With no question term, the input's terms alone rank the chunks (as in [`scores`]).
+pub fn question_and_input_scores(
+    question: &str,
+    tool_input: &str,
+    text: &str,
+    chunks: &[Chunk],
+) -> Vec<f64> {
+    let input_terms = terms(tool_input).len();
+    let weight = if input_terms == 0 {
+        0.0
+    } else {
+        1.0 / input_terms as f64
+    };
+    weighted_scores(&[(question, 1.0), (tool_input, weight)], text, chunks)
+}
+
+/// BM25 scores for a query of weighted parts (each term's query frequency is the sum over the
+/// parts of its count times the part's weight), divided by the best.
+fn weighted_scores(parts: &[(&str, f64)], text: &str, chunks: &[Chunk]) -> Vec<f64> {
+    let query = QueryTerms::new(parts);
     let mut scores = vec![0.0; chunks.len()];
     if chunks.is_empty() || query.terms.is_empty() {
         return scores;
@@ -441,7 +473,7 @@ pub fn scores(query: &str, text: &str, chunks: &[Chunk]) -> Vec<f64> {
             continue;
         }
         let idf = (1.0 + (documents - containing + 0.5) / (containing + 0.5)).ln();
-        let weight = idf * f64::from(*query_frequency);
+        let weight = idf * *query_frequency;
         for (i, score) in scores.iter_mut().enumerate() {
             let frequency = counts.frequencies[i * width + q];
             if frequency == 0 {
@@ -589,6 +621,45 @@ mod tests {
             started.elapsed(),
             got.len()
         );
+    }
+
+    #[test]
+    fn a_question_term_outweighs_the_tool_input_terms() {
+        // The page's title holds every word of the URL it was fetched from; the question's words
+        // are in one section only.
+        let mut text = String::from("# R7 Service Manual (docs.example.com)\n");
+        for i in 0..40 {
+            text.push_str(&format!("## Section {i}\nUse part XR-{i}; keep it dry.\n"));
+        }
+        text.push_str("## Replacing the pump\nUse part XR-99; keep it dry.\n");
+        for i in 40..80 {
+            text.push_str(&format!("## Section {i}\nUse part XR-{i}; keep it dry.\n"));
+        }
+        let found = chunks(&text, 64);
+        let question = "What is required for replacing the pump?";
+        let input = r#"{"url": "https://docs.example.com/r7/service-manual"}"#;
+        let pump = found
+            .iter()
+            .position(|c| text[c.start_byte..c.end_byte].contains("Replacing the pump"))
+            .unwrap_or(usize::MAX);
+        // As one query, the title wins and the section falls under half of it.
+        let plain = scores(&format!("{question}\n{input}"), &text, &found);
+        assert_eq!(plain[0], 1.0);
+        assert!(plain[pump] < 0.5, "{plain:?}");
+        // Weighed apart, the section is the best and the title under half of it.
+        let got = question_and_input_scores(question, input, &text, &found);
+        assert_eq!(got[pump], 1.0);
+        assert!(got[0] < 0.5, "{got:?}");
+        // One part alone ranks as it does by itself.
+        let alone = scores(question, &text, &found);
+        let empty_input = question_and_input_scores(question, "", &text, &found);
+        let input_only = question_and_input_scores("", input, &text, &found);
+        for (a, b) in alone.iter().zip(&empty_input) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        for (a, b) in scores(input, &text, &found).iter().zip(&input_only) {
+            assert!((a - b).abs() < 1e-12);
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ from strands_offload.context_manager.strategies.offload._chunks import Chunks, a
 from strands_offload.context_manager.strategies.offload.relevance import (
     RelevanceStrategy,
     build_query,
+    query_parts,
     result_text,
 )
 
@@ -170,6 +171,83 @@ def test_query_is_the_newest_user_text_and_the_call_input() -> None:
     assert build_query(messages, "t1") == json.dumps(long_input)[:2000]
 
 
+@pytest.mark.parametrize("question_chars", [0, 5, 1990, 1996, 3000])
+@pytest.mark.parametrize("input_chars", [0, 3, 1990, 1997, 1998, 2000, 2500])
+def test_the_query_parts_joined_are_the_query(question_chars: int, input_chars: int) -> None:
+    call_input = {"p": "i" * input_chars} if input_chars else None
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "q" * question_chars or " "}]}]
+    if call_input is not None:
+        messages.append(
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "x", "input": call_input}}]}
+        )
+    question = "q" * question_chars
+    encoded = json.dumps(call_input) if call_input is not None else ""
+    # The issue's definition, written out.
+    if len(encoded) >= 2000:
+        expected = encoded[:2000]
+    else:
+        expected = (f"{question}\n{encoded}" if encoded else question)[-2000:]
+    assert build_query(messages, "t1") == expected
+    head, tail = query_parts(messages, "t1")
+    assert tail == (encoded[:2000] if encoded else "")
+    assert (f"{head}\n{tail}" if tail and len(tail) < 2000 else head or tail) == expected
+    assert question.endswith(head)
+
+
+def _manual(sections: int, asked: int) -> tuple[str, str]:
+    """A page as text: its title names the site the URL points to; one section is asked about."""
+    parts = ["# R7 Service Manual (docs.example.com/r7/service-manual)\n"]
+    verbs, things = ["Cleaning", "Mounting", "Testing", "Storing"], ["belt", "pump", "lens", "drum", "fuse"]
+    answer = ""
+    for i in range(sections):
+        part = f"XR-{1000 + i}"
+        title = f"{verbs[i % 4]} the {things[i // 4 % 5]} ({i})"
+        if i == asked:
+            title, answer = "Replacing the nozzle", part
+        parts.append(f"\n## {title}\nRead these steps first.\nUse only part {part}.\nNotes: bolt washer clamp.\n")
+    return "".join(parts), answer
+
+
+def test_a_question_term_outweighs_the_tool_input_terms() -> None:
+    # The URL's words are all in the page's title (and nowhere else): as one query the title chunk
+    # is the best and the asked section falls under half of it; the native reranker weighs the
+    # call's input as one question term in total, so the section the question names is kept.
+    text, answer = _manual(120, 90)
+    url = {"url": "https://docs.example.com/r7/service-manual"}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"text": 'What is required for "Replacing the nozzle"?'}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "fetch", "input": url}}]},
+    ]
+    result = {"toolUseId": "t1", "status": "success", "content": [{"text": text}]}
+    strategy = RelevanceStrategy("tool_results", {"chunk_tokens": 50, "preview_tokens": 100})
+    preview = asyncio.run(strategy.preview(result, messages))
+    assert preview is not None and answer in preview
+    assert "R7 Service Manual" not in preview
+    # The whole query as one (what the scorer did before): the title wins, the section is lost.
+    whole = Chunks.of(text, 200, build_query(messages, "t1"))
+    assert whole.native_scores is not None
+    assert answer not in assemble(whole, select(whole, whole.native_scores, 0.5, 400), 400)
+    assert whole.native_scores[0] == 1.0
+    # A reranker of one's own still gets the query exactly as defined.
+    reranker = _Scripted(lambda n: [1.0] + [0.0] * (n - 1))
+    custom = RelevanceStrategy("tool_results", {"chunk_tokens": 50, "preview_tokens": 100, "reranker": reranker})
+    asyncio.run(custom.preview(result, messages))
+    assert [query for query, _ in reranker.asked] == [build_query(messages, "t1")]
+    assert reranker.asked[0][0].endswith('\n{"url": "https://docs.example.com/r7/service-manual"}')
+
+
+def test_the_call_input_alone_ranks_the_chunks_when_the_question_matches_nothing() -> None:
+    text = "".join(f"line {i} of the dump\n" for i in range(200)) + "the needle is here\n" + "filler\n" * 50
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"text": "Summarize please."}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "grep", "input": {"q": "needle"}}}]},
+    ]
+    result = {"toolUseId": "t1", "status": "success", "content": [{"text": text}]}
+    strategy = RelevanceStrategy("tool_results", {"chunk_tokens": 25, "preview_tokens": 30})
+    preview = asyncio.run(strategy.preview(result, messages))
+    assert preview is not None and "the needle is here" in preview
+
+
 # ----------------------------------------------------------------------------- config
 
 
@@ -298,7 +376,7 @@ def test_a_failing_or_invalid_reranker_leaves_the_result_unchanged(answer: Any) 
 def test_an_empty_query_is_a_reranker_error() -> None:
     strategy = RelevanceStrategy("tool_results", {"chunk_tokens": 10, "preview_tokens": 5})
     with pytest.raises(RerankerError):
-        asyncio.run(strategy._scored("x\n" * 100, "  \n "))
+        asyncio.run(strategy._scored("x\n" * 100, "  \n ", ""))
 
 
 def test_a_short_text_is_left_alone_without_scoring() -> None:

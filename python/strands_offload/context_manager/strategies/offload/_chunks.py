@@ -44,9 +44,13 @@ class Chunks:
     native_scores: list[float] | None = None
 
     @classmethod
-    def of(cls, text: str, max_chars: int, query: str | None = None) -> Chunks:
-        """``text`` chunked; with ``query``, the chunks' native BM25 scores too (the GIL released)."""
-        starts, firsts, lasts, scores = _native.relevance_chunks(text, max(1, max_chars), query)
+    def of(cls, text: str, max_chars: int, query: str | None = None, tool_input: str | None = None) -> Chunks:
+        """``text`` chunked; with ``query``, the chunks' native BM25 scores too (the GIL released).
+
+        With ``tool_input`` as well, ``query`` is the question and the input's terms weigh less
+        (in total as much as one term of the question).
+        """
+        starts, firsts, lasts, scores = _native.relevance_chunks(text, max(1, max_chars), query, tool_input)
         return cls(text, starts, firsts, lasts, scores)
 
     def __len__(self) -> int:

@@ -13,7 +13,8 @@ For each targeted tool result:
   newlines; a result with no text is left alone;
 * the query is the newest user message with text, a newline and the JSON of the call's input, cut
   to its last 2,000 characters (the input's first 2,000 characters alone when the input is that
-  long);
+  long); a ``Reranker`` gets it as is, the native default gets its two parts and counts the
+  input, in total, as one word of the question;
 * the text is cut into chunks of at most ``chunk_tokens`` x 4 characters (see ``_chunks``), scored
   by the reranker, and the relevant ones are kept within ``preview_tokens`` x 4 characters;
 * the result becomes ``[Relevance: tool result, ~{tokens} tokens]``, a blank line, the preview and
@@ -115,6 +116,26 @@ def result_text(result: Mapping[str, Any]) -> str:
 
 def build_query(messages: Sequence[Any], tool_use_id: str) -> str:
     """The query for the result of call ``tool_use_id``: the newest user text and the call's input."""
+    return _joined(*query_parts(messages, tool_use_id))
+
+
+def _joined(question: str, call_input: str) -> str:
+    """The query of its two parts (see :func:`query_parts`)."""
+    if not call_input:
+        return question
+    if len(call_input) >= MAX_QUERY_CHARS:
+        return call_input
+    return f"{question}\n{call_input}"
+
+
+def query_parts(messages: Sequence[Any], tool_use_id: str) -> tuple[str, str]:
+    """The query of :func:`build_query` in its two parts: the question's part and the call input's.
+
+    Joined by a newline (when both are there) they are the query exactly: cut to its last 2,000
+    characters, the cut falls in the question; an input of 2,000 characters or more is the whole
+    query (its first 2,000). The native reranker weighs the parts apart; a ``Reranker`` gets the
+    joined query.
+    """
     question = ""
     for message in reversed(messages):
         if message.get("role") != "user":
@@ -135,9 +156,12 @@ def build_query(messages: Sequence[Any], tool_use_id: str) -> str:
             call_input = json.dumps(use.get("input"), ensure_ascii=False, default=str)
             break
     if len(call_input) >= MAX_QUERY_CHARS:
-        return call_input[:MAX_QUERY_CHARS]
-    query = f"{question}\n{call_input}" if call_input else question
-    return query[-MAX_QUERY_CHARS:]
+        return "", call_input[:MAX_QUERY_CHARS]
+    if not call_input:
+        return question[-MAX_QUERY_CHARS:], ""
+    # The input and its newline fit; the question keeps what is left of the budget, its end.
+    room = MAX_QUERY_CHARS - len(call_input) - 1
+    return (question[-room:] if room > 0 else ""), call_input
 
 
 class RelevanceStrategy(BaseOffloadStrategy):
@@ -254,9 +278,9 @@ class RelevanceStrategy(BaseOffloadStrategy):
             return None  # already a relevance preview
         if len(text) <= self._chunk_chars and len(text) <= self._budget_chars:
             return None  # one chunk within the budget: the text is its own preview
-        query = build_query(messages, str(result.get("toolUseId", "")))
+        question, call_input = query_parts(messages, str(result.get("toolUseId", "")))
         try:
-            chunks, scores = await self._scored(text, query)
+            chunks, scores = await self._scored(text, question, call_input)
         except RerankerError:
             logger.warning(
                 "tool_use_id=<%s> | reranker failed, tool result left as it was", result.get("toolUseId"), exc_info=True
@@ -265,14 +289,17 @@ class RelevanceStrategy(BaseOffloadStrategy):
         kept = select(chunks, scores, self._threshold_score, self._budget_chars)
         return assemble(chunks, kept, self._budget_chars)
 
-    async def _scored(self, text: str, query: str) -> tuple[Chunks, list[float]]:
-        """The chunks of ``text`` and their checked scores for ``query``."""
+    async def _scored(self, text: str, question: str, call_input: str) -> tuple[Chunks, list[float]]:
+        """The chunks of ``text`` and their checked scores for the query of ``question`` and ``call_input``."""
+        query = _joined(question, call_input)
         if not query.strip():
             raise RerankerError("the query is empty (no user text and no tool input)")
         reranker = self._reranker
         if reranker is None or type(reranker) is BM25Ranker:
-            # The native default: the same BM25 as BM25Ranker, over the chunks, in one native call.
-            chunks = Chunks.of(text, self._chunk_chars, query)
+            # The native default: BM25 over the chunks in one native call, the question's terms
+            # weighing more than the call input's (the input, in total, counts as one term of the
+            # question; see docs/design/relevance.md).
+            chunks = Chunks.of(text, self._chunk_chars, question, call_input)
             assert chunks.native_scores is not None
             return chunks, chunks.native_scores
         chunks = Chunks.of(text, self._chunk_chars)
