@@ -13,16 +13,20 @@ manager settles the journal once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
 
 from ._identity import IdentityTrail
 from ._measure import Measure
 from ._prompt_cache import CacheView
 from .types import ContextState
 
-__all__ = ["AgentState", "Changes", "Edit", "Run", "first_difference", "run_of"]
+__all__ = ["AgentState", "Changes", "Edit", "PerAgent", "Run", "bound", "first_difference", "run_of"]
+
+T = TypeVar("T")
 
 _NONE_CHANGED = 1 << 62
 
@@ -86,14 +90,69 @@ class AgentState:
     over: dict[int, tuple[list[int], int, int]] = field(default_factory=dict)
     #: Where the change log stood when the reduction recipe was last made (``persist_reductions``).
     recipe_epoch: int = 0
-    #: Per strategy object: its state for this agent (a summary started ahead, ...).
-    slots: dict[int, Any] = field(default_factory=dict)
+    #: Per strategy object (the manager holds them, so their ids stay theirs): its values for this
+    #: agent (the stash, the recorder, the tokenizer, a summary started ahead).
+    slots: dict[int, dict[str, Any]] = field(default_factory=dict)
 
-    def slot(self, strategy: Any, default: Any = None) -> Any:
-        return self.slots.get(id(strategy), default)
+    def slot_for(self, strategy: Any) -> dict[str, Any]:
+        """The values ``strategy`` keeps for this agent (made on first use)."""
+        slot = self.slots.get(id(strategy))
+        if slot is None:
+            slot = self.slots[id(strategy)] = {}
+        return slot
 
-    def set_slot(self, strategy: Any, value: Any) -> None:
-        self.slots[id(strategy)] = value
+
+_BOUND: ContextVar[AgentState | None] = ContextVar("strands_offload_agent_state", default=None)
+
+
+@contextmanager
+def bound(state: AgentState | None) -> Iterator[None]:
+    """Strategies read and write their per-agent values in ``state`` while this lasts (this task or thread only)."""
+    token = _BOUND.set(state)
+    try:
+        yield
+    finally:
+        _BOUND.reset(token)
+
+
+def current_state() -> AgentState | None:
+    """The agent state strategies are bound to now (``None``: outside any manager's work)."""
+    return _BOUND.get()
+
+
+class PerAgent(Generic[T]):
+    """A strategy attribute whose value is kept per agent, in the manager's state for it.
+
+    While a manager works for an agent (:func:`bound`), reads and writes go to that agent's slot
+    of the strategy, so the same strategy object serving two agents (two managers, concurrent
+    tasks) keeps two values. Outside (a strategy used on its own), and before a slot has the
+    value, the value last written anywhere is read, as a plain attribute would give.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fallback = f"_last_{name}"
+
+    @overload
+    def __get__(self, owner: None, kind: type[Any]) -> PerAgent[T]: ...
+    @overload
+    def __get__(self, owner: object, kind: type[Any]) -> T: ...
+    def __get__(self, owner: object | None, kind: type[Any]) -> PerAgent[T] | T:
+        if owner is None:
+            return self
+        state = _BOUND.get()
+        if state is not None:
+            slot = state.slots.get(id(owner))
+            if slot is not None and self.name in slot:
+                value: T = slot[self.name]
+                return value
+        return cast(T, owner.__dict__.get(self.fallback))
+
+    def __set__(self, owner: object, value: T) -> None:
+        owner.__dict__[self.fallback] = value
+        state = _BOUND.get()
+        if state is not None:
+            state.slot_for(owner)[self.name] = value
 
 
 @dataclass

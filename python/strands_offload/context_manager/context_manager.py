@@ -39,7 +39,7 @@ from ._persist import (
     still_describes,
     truncate_rule,
 )
-from ._run import AgentState, Run
+from ._run import AgentState, Run, bound
 from .presets import CONTEXT_MANAGER_PRESETS, MANAGER_PRESETS, resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -249,11 +249,14 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             if self._enable_retrieval_tool:
                 self._tools.append(create_retrieval_tool(stash, search=self._stash_search, recorder=self._recorder))
 
-        for strategy in self._strategies:
-            if isinstance(strategy, BaseOffloadStrategy):
-                strategy.set_tokenizer(encoding)
-                strategy.record_edits(self._recorder)
-            _bind_strategy(strategy, agent, self._stash)
+        # What a strategy keeps for this agent goes into this manager's state for it (not on the
+        # strategy object, which another manager may share).
+        with bound(self._agent_state(agent)):
+            for strategy in self._strategies:
+                if isinstance(strategy, BaseOffloadStrategy):
+                    strategy.set_tokenizer(encoding)
+                    strategy.record_edits(self._recorder)
+                _bind_strategy(strategy, agent, self._stash)
 
         if self._agentic:
             self._bind_agentic(agent)
@@ -489,15 +492,16 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             cached_end = view.cached_end()
         token = start_run(measure)
         try:
-            for strategy in self._strategies:
-                if run.acted and isinstance(strategy, EmergencyTruncateStrategy):
-                    run.overflow = False  # earlier strategies made room: re-measure first
-                run.acted |= await self._apply(strategy, run, measure)
-                if view is not None and cached_end >= 0 and view.cached_end() < cached_end:
-                    run.broken = True  # the cached prefix is paid for again: what waited may apply
-            if view is not None and run.broken:
-                for strategy in run.held_back():
+            with bound(state):  # the strategies' per-agent values: this agent's
+                for strategy in self._strategies:
+                    if run.acted and isinstance(strategy, EmergencyTruncateStrategy):
+                        run.overflow = False  # earlier strategies made room: re-measure first
                     run.acted |= await self._apply(strategy, run, measure)
+                    if view is not None and cached_end >= 0 and view.cached_end() < cached_end:
+                        run.broken = True  # the cached prefix is paid for again: what waited may apply
+                if view is not None and run.broken:
+                    for strategy in run.held_back():
+                        run.acted |= await self._apply(strategy, run, measure)
         finally:
             end_run(token)
             state.changes.settle(messages)

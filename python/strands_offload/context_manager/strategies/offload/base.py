@@ -23,7 +23,7 @@ from ...._native import TokenCounter
 from ... import _media, _prompt_cache
 from ..._edits import EditRecorder, now_ns
 from ..._measure import Measure, for_run
-from ..._run import Edit, Run, first_difference, run_of
+from ..._run import Edit, PerAgent, Run, bound, current_state, first_difference, run_of
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
 from ...types import ContextState, is_text_block
@@ -165,16 +165,23 @@ class BaseOffloadStrategy(ABC):
     Args:
         target: What the strategy works on (``None`` behaves as ``"*"``).
         conditions: When it acts (see ``.when()``).
+
+    The stash, the savings recorder and the tokenizer are kept per agent (:class:`~.._run.PerAgent`):
+    the same strategy object given to two managers serving two agents works for each with its own.
     """
+
+    _stash: PerAgent[Stash | None] = PerAgent("stash")
+    _encoding: PerAgent[TokenCounter | None] = PerAgent("encoding")
+    _recorder: PerAgent[EditRecorder | None] = PerAgent("recorder")
 
     def __init__(self, target: OffloadTarget | None = None, conditions: OffloadConditions | None = None) -> None:
         if isinstance(target, list) and not target:
             raise ValueError("Empty array target matches nothing — provide at least one target")
         self._target = target
         self._selector = _Target.parse(target)
-        self._stash: Stash | None = None
-        self._encoding: TokenCounter | None = None
-        self._recorder: EditRecorder | None = None
+        self._stash = None
+        self._encoding = None
+        self._recorder = None
         conditions = conditions or {}
         threshold = _clean(conditions.get("threshold"))
         self._threshold = int(threshold) if threshold is not None else None
@@ -246,20 +253,26 @@ class BaseOffloadStrategy(ABC):
         self._stash = stash
         if self._is_message_level or self._preserve_recent > 0:
             return
+        state = current_state()  # the manager's for this agent: the hook reads this agent's values
 
         async def _on_arrival(event: MessageAddedEvent) -> None:
-            try:
-                messages = event.agent.messages
-                index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is event.message), -1)
-                if index >= 0 and is_pinned(messages, index):
-                    return
-                measure = Measure(event.agent.model, self._encoding)
-                names = _tool_names_for(messages, event.message)
-                await self._apply_blocks(event.message, names, measure, event.agent, budget=False)
-            except Exception:
-                logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
+            with bound(state):
+                await self._arrival(event)
 
         agent.hooks.add_callback(MessageAddedEvent, _on_arrival)
+
+    async def _arrival(self, event: MessageAddedEvent) -> None:
+        """A per-block pass over a message as it arrives."""
+        try:
+            messages = event.agent.messages
+            index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is event.message), -1)
+            if index >= 0 and is_pinned(messages, index):
+                return
+            measure = Measure(event.agent.model, self._encoding)
+            names = _tool_names_for(messages, event.message)
+            await self._apply_blocks(event.message, names, measure, event.agent, budget=False)
+        except Exception:
+            logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
 
     def set_tokenizer(self, encoding: TokenCounter | None) -> None:
         """Measure and cut with an exact BPE encoding (``None``: the model's own counting)."""

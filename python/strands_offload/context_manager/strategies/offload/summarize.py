@@ -13,7 +13,7 @@ from .... import _native
 from ... import _media
 from ..._edits import now_ns
 from ..._measure import Measure
-from ..._run import Edit, first_difference, run_of
+from ..._run import Edit, PerAgent, bound, current_state, first_difference, run_of
 from ...methods.summarize import (
     DEFAULT_SYSTEM_PROMPT,
     flatten_messages,
@@ -57,6 +57,9 @@ class SummarizeStrategy(BaseOffloadStrategy):
             prefix from its cache.
     """
 
+    #: A summary started ahead (``ahead=True``), per agent.
+    _pending: PerAgent[_ahead.Ahead | None] = PerAgent("pending")
+
     def __init__(
         self,
         target: OffloadTarget | None = None,
@@ -70,7 +73,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         self._config: SummarizeConfig = config or {}
         self._ahead = ahead
         self._cache_aligned = cache_aligned
-        self._pending: _ahead.Ahead | None = None
+        self._pending = None
 
     @property
     def name(self) -> str:
@@ -109,11 +112,15 @@ class SummarizeStrategy(BaseOffloadStrategy):
         if not (self._ahead and self._is_message_level):
             return
 
+        state = current_state()  # the manager's for this agent: the hooks read this agent's values
+
         async def _before_tools(event: BeforeToolsEvent) -> None:
-            await self._start_ahead(event)
+            with bound(state):
+                await self._start_ahead(event)
 
         async def _settle(event: AfterInvocationEvent | BeforeInvocationEvent) -> None:
-            await self._settle_ahead(event.agent)
+            with bound(state):
+                await self._settle_ahead(event.agent)
 
         agent.hooks.add_callback(BeforeToolsEvent, _before_tools)
         agent.hooks.add_callback(AfterInvocationEvent, _settle)
