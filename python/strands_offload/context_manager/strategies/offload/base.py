@@ -300,13 +300,22 @@ class BaseOffloadStrategy(ABC):
     async def apply(self, context: ContextState) -> bool:
         """Run one pass over ``context``; ``True`` when something changed."""
         self._stash = cast(Any, context.stash)  # ours, or any stash-like object a caller built
-        measure = for_run(context.agent.model, self._encoding)
+        measure = self._measure_of(context)
         if self._is_message_level:
             assert self._utilization_threshold is not None
             if not context.overflow and context.utilization < self._utilization_threshold:
                 return False
             return await self._apply_messages(context, measure)
         return await self._apply_per_block(context, measure)
+
+    def _measure_of(self, context: ContextState) -> Measure:
+        """The run's one measure when it counts as this strategy does, else one for this pass."""
+        run = run_of(context)
+        if run is not None and run.measure is not None:
+            if run.measure.encoding == self._encoding and run.measure.model is context.agent.model:
+                return run.measure
+            return Measure(context.agent.model, self._encoding, media=run.measure.media)
+        return for_run(context.agent.model, self._encoding)  # a caller's own ContextState
 
     def _oldest_matches(self, messages: list[Any], names: Mapping[str, str]) -> list[Any]:
         """Matching messages except the most recent ``preserve_recent`` of them."""

@@ -137,7 +137,9 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         return await self._elide_oldest(context)
 
     async def _measure_messages(self, context: ContextState) -> int:
-        return await for_run(context.agent.model).messages(context.messages)
+        run = run_of(context)
+        measure = run.measure if run is not None and run.measure is not None else for_run(context.agent.model)
+        return await measure.messages(context.messages)
 
     async def _elide_oldest(self, context: ContextState) -> bool:
         messages = context.messages
