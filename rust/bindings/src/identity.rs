@@ -95,7 +95,35 @@ fn items(
     true
 }
 
+/// How many messages ahead of the one being compared the trail's containers are prefetched.
+const PREFETCH_AHEAD: usize = 2;
+
+/// Ask the CPU to bring `object`'s first cache line in (no effect where there is no such hint).
+#[inline(always)]
+fn prefetch(object: *mut ffi::PyObject) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch hint never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(object as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = object;
+}
+
 impl IdentityTrail {
+    /// Prefetch the containers message `index` held at the last walk (the same objects when it is
+    /// unchanged): their reads then overlap with the comparison of the messages before it.
+    fn prefetch_message(&self, index: usize) {
+        if index + 1 >= self.starts.len() {
+            return;
+        }
+        for at in self.starts[index]..self.starts[index + 1] {
+            if self.kinds[at] != LEAF {
+                prefetch(self.nodes[at].as_ptr());
+            }
+        }
+    }
+
     fn known(&self) -> usize {
         self.starts.len().saturating_sub(1)
     }
@@ -173,7 +201,13 @@ impl IdentityTrail {
     fn compare(&mut self, messages: &Bound<'_, PyList>) -> usize {
         let shared = messages.len().min(self.known());
         let mut first = shared;
+        for index in 0..PREFETCH_AHEAD.min(shared) {
+            self.prefetch_message(index);
+        }
         for index in 0..shared {
+            if index + PREFETCH_AHEAD < shared {
+                self.prefetch_message(index + PREFETCH_AHEAD);
+            }
             let mut cursor = self.starts[index];
             let end = self.starts[index + 1];
             // SAFETY: a borrowed item of a list the caller holds, read under the GIL.
