@@ -255,11 +255,10 @@ class ReductionLog:
         self._rules: list[dict[str, Any]] = list(rules or [])
         self._derived: dict[tuple[int, int], int] = {}  # (log position, block index) -> rule
         # The last recipe's work, reused for the messages that did not change since (see recipe()):
-        # the messages, each one's item (a kept log position, or its message entry), where the
+        # the messages' blocks, each one's item (a kept log position, or its message entry), where the
         # entries stood after each, which log positions were kept by which message, and the
         # blocks registered since (the ones that may have left the conversation without being seen).
-        self._previous: list[Any] = []
-        self._previous_blocks: list[tuple[Any, ...]] = []  # their blocks then (a list may change in place)
+        self._previous_blocks: list[tuple[Any, ...]] = []  # the messages' blocks then (a list may change in place)
         self._items: list[tuple[int | None, dict[str, Any] | None]] = []
         self._marks: list[tuple[int, int | None]] = []  # (entries after message i, end of the last keep)
         self._entries: list[dict[str, Any]] = []
@@ -362,7 +361,7 @@ class ReductionLog:
         since, can have left: the unchanged messages still hold theirs.
         """
         fresh, self._fresh = self._fresh, []
-        if not self._previous:  # nothing reused (the first recipe, or after a failure): every block
+        if not self._previous_blocks:  # nothing reused (the first recipe, or after a failure): every block
             live = {id(block) for message in messages for block in message["content"]}
             gone = [(key, self._where.pop(key)) for key in [key for key in self._where if key not in live]]
         else:
@@ -397,7 +396,6 @@ class ReductionLog:
 
     def reuse_nothing(self) -> None:
         """Make the next recipe from the whole conversation (after a failure left the reused parts unsure)."""
-        self._previous = []
         self._previous_blocks = []
         self._items = []
         self._marks = []
@@ -411,7 +409,7 @@ class ReductionLog:
         identity pass says so; 0 when not known): their part of the recipe is reused, so a call
         costs what changed and arrived since the last one, not the whole conversation.
         """
-        stable = max(0, min(stable, len(messages), len(self._previous)))
+        stable = max(0, min(stable, len(messages), len(self._previous_blocks)))
         changed = messages[stable:]
         self._find_derived(changed)
         self._forget_changed(changed)
@@ -448,7 +446,6 @@ class ReductionLog:
             entries.append(entry)
             self._items.append((None, entry))
             self._marks.append((len(entries), None))
-        self._previous = list(messages)
         del self._previous_blocks[stable:]
         self._previous_blocks.extend(tuple(message["content"]) for message in changed)
         count = len(self._arrivals)
