@@ -123,7 +123,11 @@ def content_digest(block: Any) -> bytes | None:
 
 
 def _fields(message: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: copy.deepcopy(value) for key, value in message.items() if key != "content"}
+    return {
+        key: value if isinstance(value, str) else copy.deepcopy(value)  # a string is its own copy
+        for key, value in message.items()
+        if key != "content"
+    }
 
 
 def _id_line(message: Mapping[str, Any]) -> bytes:

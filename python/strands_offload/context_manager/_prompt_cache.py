@@ -174,6 +174,8 @@ class CacheView:
         end = _last_user(messages) if places_points else -1
         if end >= 0 and not any(entry.end == end for entry in matching):
             self.entries.append(_Entry(end, now))
+            if len(self.entries) > 1 and self.entries[-2].end > end:
+                self.entries.sort(key=lambda entry: entry.end)  # kept in the order of their ends
         self._oldest = min((entry.used for entry in self.entries), default=float("inf"))
         self._sent_epoch = self.changes.epoch()
         self.last_call = now
@@ -191,7 +193,10 @@ class CacheView:
     def cached_end(self, messages: Sequence[Any] | None = None) -> int:
         """The index of the last message inside the cached prefix (-1: nothing cached)."""
         unchanged = self.unchanged
-        return max((entry.end for entry in self._live() if entry.end < unchanged), default=-1)
+        for entry in reversed(self._live()):  # in the order of their ends: the first that fits is the last
+            if entry.end < unchanged:
+                return entry.end
+        return -1
 
     def growth_per_call(self) -> float | None:
         """Mean tokens the conversation grew by between two requests (``None`` before two requests)."""
