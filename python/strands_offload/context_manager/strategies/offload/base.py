@@ -268,9 +268,12 @@ class BaseOffloadStrategy(ABC):
             index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is event.message), -1)
             if index >= 0 and is_pinned(messages, index):
                 return
-            measure = Measure(event.agent.model, self._encoding)
             names = _tool_names_for(messages, event.message)
-            await self._apply_blocks(event.message, names, measure, event.agent, budget=False)
+            message = event.message
+            if not any(self._matches_block(block, message, names) for block in message["content"]):
+                return  # nothing of it is targeted (a question, a call): no measure to make
+            measure = Measure(event.agent.model, self._encoding)
+            await self._apply_blocks(message, names, measure, event.agent, budget=False)
         except Exception:
             logger.warning("strategy=<%s> | acting on a new message failed, continuing", self.name, exc_info=True)
 
