@@ -16,7 +16,7 @@ import zlib
 from typing import Any
 
 import pytest
-from strands.models.model import Model
+from _models import HeuristicModel  # tests/ is on pytest's pythonpath (pyproject.toml)
 from strands_offload import _native
 
 ROUNDS = 2_000
@@ -38,19 +38,6 @@ def _jpeg_base64(width: int, height: int) -> str:
     return base64.b64encode(body).decode("ascii")
 
 
-class _Heuristic(Model):
-    def update_config(self, **kwargs: Any) -> None: ...
-
-    def get_config(self) -> Any:
-        return {}
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def stream(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-
 BLOCKS = {
     "png 2560x1600 bytes": {"image": {"format": "png", "source": {"bytes": _png(2560, 1600)}}},
     "jpeg 4000x3000 base64": {"image": {"format": "jpeg", "source": {"bytes": _jpeg_base64(4000, 3000)}}},
@@ -64,7 +51,7 @@ def test_image_block(benchmark: Any, kind: str, member: str) -> None:
     benchmark.group = f"media tokens: one image block, {kind}"
     benchmark.name = member
     if member == "reference":
-        model, messages = _Heuristic(), [{"role": "user", "content": [block]}]
+        model, messages = HeuristicModel(), [{"role": "user", "content": [block]}]
         loop = asyncio.new_event_loop()
         try:
             result = benchmark.pedantic(

@@ -31,13 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from strands import Agent, tool
+from strands import Agent
 from strands.experimental.context_manager import ContextManager as RefContextManager
 from strands.experimental.context_manager import Offload as RefOffload
 from strands.session.file_session_manager import FileSessionManager
 from strands.types.content import Messages
+from strands_offload.bench.session_writes import CountingFileSessionManager, read_part, read_turns
 from strands_offload.context_manager import ContextManager, Offload
-from strands_offload.demo.scripted_model import Reply, ScriptedModel, ToolCall
+from strands_offload.demo.scripted_model import Reply, ScriptedModel
 
 TURNS = 100
 WINDOW = 30_000
@@ -117,53 +118,6 @@ def run(member: str, summary_seconds: float) -> dict[str, Any]:
         }
 
 
-class CountingSessionManager(FileSessionManager):
-    """A ``FileSessionManager`` that counts the bytes of every file it writes (as it writes them: ``indent=2``)."""
-
-    def __init__(self, session_id: str, storage_dir: str) -> None:
-        self.written = {"session": 0, "agent": 0, "message": 0}
-        self.agent_writes = 0
-        super().__init__(session_id=session_id, storage_dir=storage_dir)
-
-    def _count(self, kind: str, record: Any) -> None:
-        self.written[kind] += len(json.dumps(record.to_dict(), indent=2, ensure_ascii=False).encode())
-        self.agent_writes += kind == "agent"
-
-    def create_session(self, session: Any, **kwargs: Any) -> Any:
-        created = super().create_session(session, **kwargs)
-        self._count("session", session)
-        return created
-
-    def create_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-        super().create_agent(session_id, session_agent, **kwargs)
-        self._count("agent", session_agent)
-
-    def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-        super().update_agent(session_id, session_agent, **kwargs)
-        self._count("agent", session_agent)
-
-    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
-        super().create_message(session_id, agent_id, session_message, **kwargs)
-        self._count("message", session_message)
-
-    def update_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
-        super().update_message(session_id, agent_id, session_message, **kwargs)
-        self._count("message", session_message)
-
-
-@tool
-def read_part(part: int) -> str:
-    """Read one part of the service log."""
-    return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(300))
-
-
-def _tool_turns(messages: Messages) -> Reply:
-    if any("toolResult" in block for block in messages[-1]["content"]):
-        return Reply("noted")
-    part = sum(1 for message in messages if message["role"] == "user")
-    return Reply("", [ToolCall("read_part", {"part": part}, f"tu_{part}")])
-
-
 def writes(member: str, messages: int) -> dict[str, Any]:
     """Bytes the session manager writes over a truncate-only session of ``messages`` messages."""
     if member == "reference":
@@ -176,8 +130,8 @@ def writes(member: str, messages: int) -> dict[str, Any]:
             persist_reductions=True,
         )
     with tempfile.TemporaryDirectory() as folder:
-        session = CountingSessionManager("write-bench", folder)
-        model = ScriptedModel(_tool_turns)
+        session = CountingFileSessionManager("write-bench", folder)
+        model = ScriptedModel(read_turns)
         model.update_config(context_window_limit=10_000_000)
         agent = Agent(
             model=model, tools=[read_part], context_manager=manager, session_manager=session, callback_handler=None
@@ -190,8 +144,8 @@ def writes(member: str, messages: int) -> dict[str, Any]:
         return {
             "messages": len(agent.messages),
             "written": dict(session.written),
-            "total": sum(session.written.values()),
-            "agent_writes": session.agent_writes,
+            "total": session.total,
+            "agent_writes": len(session.agent_writes),
             "on_disk": on_disk,
             "seconds": seconds,
         }

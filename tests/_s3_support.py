@@ -1,4 +1,5 @@
-"""S3 over real HTTP for the storage tests: a moto server, a fault-injecting proxy, boto3 plumbing.
+"""S3 over real HTTP for the storage tests: a moto server, a fault-injecting proxy, boto3 plumbing,
+and session managers on files or on S3 (with an Agent on one) for tests parametrized over both.
 
 Nothing here patches boto3: clients talk HTTP to 127.0.0.1, either straight to moto's standalone
 server or through :class:`FaultProxy`, which forwards requests and can answer 5xx, drop
@@ -12,12 +13,17 @@ import socket
 import threading
 import uuid
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import boto3
 from botocore.config import Config
 from moto.server import ThreadedMotoServer
+from strands import Agent
+from strands.session.file_session_manager import FileSessionManager
+from strands.session.s3_session_manager import S3SessionManager
 
 ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
@@ -225,3 +231,30 @@ class FaultProxy:
     def close(self) -> None:
         if not self.dead:
             self.kill()
+
+
+def session_managers(request: Any, tmp_path: Path) -> Callable[[str], Any]:
+    """Makes session managers of the kind ``request.param`` names ("file" or "s3") for a session id.
+
+    For a fixture parametrized over the two kinds: "file" writes under ``tmp_path``; "s3" uses the
+    ``s3_bucket`` and ``s3_endpoint`` fixtures (each call a fresh manager).
+    """
+    if request.param == "file":
+        return lambda session_id: FileSessionManager(session_id=session_id, storage_dir=str(tmp_path / "sessions"))
+    bucket = request.getfixturevalue("s3_bucket")
+    endpoint = request.getfixturevalue("s3_endpoint")
+    boto = boto3.Session(aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION)
+    return lambda session_id: S3SessionManager(session_id, bucket, boto_session=boto, endpoint_url=endpoint)
+
+
+def session_agent(model: Any, tools: list[Any], manager: Any, session: Any, **kwargs: Any) -> Agent:
+    """An Agent with id "main" on ``session`` and no callback handler (``kwargs`` go to ``Agent``)."""
+    return Agent(
+        model=model,
+        tools=tools,
+        context_manager=manager,
+        session_manager=session,
+        agent_id="main",
+        callback_handler=None,
+        **kwargs,
+    )

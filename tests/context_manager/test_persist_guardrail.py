@@ -17,14 +17,11 @@ from collections.abc import AsyncIterable, Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from _cm_harness import ContextModel, Reply, ToolCall, encode_for_compare, replies
-from _s3_support import ACCESS_KEY, REGION, SECRET_KEY
+from _s3_support import session_agent, session_managers
 from strands import Agent, tool
 from strands.hooks.events import MessageAddedEvent
-from strands.session.file_session_manager import FileSessionManager
-from strands.session.s3_session_manager import S3SessionManager
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands_offload.context_manager import ContextManager, Offload
@@ -76,12 +73,7 @@ class GuardrailModel(ContextModel):
 @pytest.fixture(params=["file", "s3"])
 def sessions(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Any]:
     """Makes session managers of one kind for a session id (each call a fresh manager)."""
-    if request.param == "file":
-        return lambda session_id: FileSessionManager(session_id=session_id, storage_dir=str(tmp_path / "sessions"))
-    bucket = request.getfixturevalue("s3_bucket")
-    endpoint = request.getfixturevalue("s3_endpoint")
-    boto = boto3.Session(aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION)
-    return lambda session_id: S3SessionManager(session_id, bucket, boto_session=boto, endpoint_url=endpoint)
+    return session_managers(request, tmp_path)
 
 
 @pytest.fixture(params=["memory-stash", "durable-stash"])
@@ -103,14 +95,7 @@ def _user_text_truncated() -> list[Any]:
 
 
 def _agent(manager: Any, model: ContextModel, session: Any) -> Agent:
-    return Agent(
-        model=model,
-        tools=[read_records],
-        context_manager=manager,
-        session_manager=session,
-        agent_id="main",
-        callback_handler=None,
-    )
+    return session_agent(model, [read_records], manager, session)
 
 
 def _leaks(messages: Any) -> list[str]:

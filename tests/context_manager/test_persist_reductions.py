@@ -16,13 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from _cm_harness import REFERENCE, ContextModel, Reply, ToolCall, encode_for_compare, replies, without_usage
-from _s3_support import ACCESS_KEY, REGION, SECRET_KEY
+from _s3_support import session_agent, session_managers
 from strands import Agent, tool
-from strands.session.file_session_manager import FileSessionManager
-from strands.session.s3_session_manager import S3SessionManager
 from strands_offload.context_manager import ContextManager, Offload, ReductionRestoreError
 from strands_offload.context_manager._persist import RECIPE_KEY
 from strands_offload.storage import LocalFileStorage
@@ -42,12 +39,7 @@ def read_part(part: int) -> str:
 @pytest.fixture(params=["file", "s3"])
 def sessions(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Any]:
     """Makes session managers of one kind for a session id (each call a fresh manager)."""
-    if request.param == "file":
-        return lambda session_id: FileSessionManager(session_id=session_id, storage_dir=str(tmp_path / "sessions"))
-    bucket = request.getfixturevalue("s3_bucket")
-    endpoint = request.getfixturevalue("s3_endpoint")
-    boto = boto3.Session(aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION)
-    return lambda session_id: S3SessionManager(session_id, bucket, boto_session=boto, endpoint_url=endpoint)
+    return session_managers(request, tmp_path)
 
 
 def _truncating() -> list[Any]:
@@ -99,15 +91,7 @@ def _reads(n: int, first: int = 0) -> Any:
 
 
 def _agent(manager: Any, model: ContextModel, session: Any, **kwargs: Any) -> Agent:
-    return Agent(
-        model=model,
-        tools=[read_part],
-        context_manager=manager,
-        session_manager=session,
-        agent_id="main",
-        callback_handler=None,
-        **kwargs,
-    )
+    return session_agent(model, [read_part], manager, session, **kwargs)
 
 
 def _references(messages: list[Any]) -> list[str]:

@@ -12,69 +12,15 @@ results were truncated (previews are made again at restore, not stored).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from _cm_harness import REFERENCE, ContextModel, Reply, ToolCall, encode_for_compare
-from strands import Agent, tool
+from _cm_harness import REFERENCE, ContextModel, encode_for_compare
+from strands import Agent
 from strands.session.file_session_manager import FileSessionManager
-from strands.types.content import Messages
+from strands_offload.bench.session_writes import CountingFileSessionManager, read_part, read_turns
 from strands_offload.context_manager import ContextManager, Offload
 from strands_offload.context_manager._persist import RECIPE_KEY, decode_places
-
-
-class CountingSessionManager(FileSessionManager):
-    """A ``FileSessionManager`` that counts the bytes of every file its repository writes."""
-
-    def __init__(self, session_id: str, storage_dir: str) -> None:
-        self.written = {"session": 0, "agent": 0, "message": 0}
-        self.agent_writes: list[int] = []
-        super().__init__(session_id=session_id, storage_dir=storage_dir)
-
-    def _count(self, kind: str, record: Any) -> None:
-        size = len(json.dumps(record.to_dict(), indent=2, ensure_ascii=False).encode())
-        self.written[kind] += size
-        if kind == "agent":
-            self.agent_writes.append(size)
-
-    def create_session(self, session: Any, **kwargs: Any) -> Any:
-        created = super().create_session(session, **kwargs)
-        self._count("session", session)
-        return created
-
-    def create_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-        super().create_agent(session_id, session_agent, **kwargs)
-        self._count("agent", session_agent)
-
-    def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-        super().update_agent(session_id, session_agent, **kwargs)
-        self._count("agent", session_agent)
-
-    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
-        super().create_message(session_id, agent_id, session_message, **kwargs)
-        self._count("message", session_message)
-
-    def update_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
-        super().update_message(session_id, agent_id, session_message, **kwargs)
-        self._count("message", session_message)
-
-    @property
-    def total(self) -> int:
-        return sum(self.written.values())
-
-
-@tool
-def read_part(part: int) -> str:
-    """Read one part of the service log."""
-    return "\n".join(f"12:00:{i % 60:02d} INFO part {part} request {i} ok" for i in range(300))
-
-
-def _script(messages: Messages) -> Reply:
-    if any("toolResult" in block for block in messages[-1]["content"]):
-        return Reply("noted")
-    part = sum(1 for message in messages if message["role"] == "user")
-    return Reply("", [ToolCall("read_part", {"part": part}, f"tu_{part}")])
 
 
 def _manager(member: str) -> Any:
@@ -88,10 +34,10 @@ def _manager(member: str) -> Any:
     )
 
 
-def _session(member: str, messages: int, folder: Path) -> tuple[CountingSessionManager, Agent]:
-    session = CountingSessionManager("writes", str(folder))
+def _session(member: str, messages: int, folder: Path) -> tuple[CountingFileSessionManager, Agent]:
+    session = CountingFileSessionManager("writes", str(folder))
     agent = Agent(
-        model=ContextModel(_script, context_window_limit=10_000_000),
+        model=ContextModel(read_turns, context_window_limit=10_000_000),
         tools=[read_part],
         context_manager=_manager(member),
         session_manager=session,
