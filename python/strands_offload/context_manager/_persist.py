@@ -58,10 +58,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .._native import TokenCounter, token_counter
-from .methods.truncate import truncate_text_block, truncate_tool_result
+from .methods.truncate import truncated_block
 from .stash import encode_value, format_refs, refs_at_end
 from .strategies.offload.drop import DROPPED_MARKER
-from .types import is_text_block
 
 __all__ = [
     "RECIPE_KEY",
@@ -187,22 +186,7 @@ def derive(rule: Mapping[str, Any], block: Mapping[str, Any], tracking_id: Any, 
     if not isinstance(config, dict) or not (name is None or isinstance(name, str)):
         return None
     encoding = token_counter(name) if name is not None else None
-    if "toolResult" in block:
-        result = block["toolResult"]
-        cut = truncate_tool_result(result, config, encoding)
-        if cut is result:
-            return None
-        if refs:
-            first_text = next((item for item in cut["content"] if "text" in item), None)
-            if first_text is not None:
-                first_text["text"] += f"\n\n[Stashed]{refs}"
-        return {"toolResult": cut}
-    if is_text_block(block):
-        cut = truncate_text_block(block, config, encoding)
-        if cut is block:
-            return None
-        return {"text": cut["text"] + f"\n\n[Stashed]{refs}"} if refs else cut
-    return None
+    return truncated_block(block, config, encoding, refs)
 
 
 def encode_places(places: Iterable[tuple[int, int]]) -> str:

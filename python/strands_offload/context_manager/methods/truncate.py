@@ -138,3 +138,30 @@ def truncate_text_block(
     if cut == block["text"]:
         return block
     return {"text": cut}
+
+
+def truncated_block(
+    block: Mapping[str, Any], config: Mapping[str, Any] | None, encoding: TokenCounter | None, refs: str
+) -> dict[str, Any] | None:
+    """The truncated form of a tool-result or text block, with ``refs`` (already formatted) after it.
+
+    The one place the truncation strategy and a restore (which makes the same previews again from
+    the log's originals) build that block, so the two cannot drift. ``None`` when the block is of
+    another kind or already within its preview.
+    """
+    if "toolResult" in block:
+        result = block["toolResult"]
+        cut = truncate_tool_result(result, config, encoding)
+        if cut is result:
+            return None
+        if refs:
+            first_text = next((item for item in cut["content"] if "text" in item), None)
+            if first_text is not None:
+                first_text["text"] += f"\n\n[Stashed]{refs}"
+        return {"toolResult": cut}
+    if "text" in block and "toolUse" not in block:  # plain text (types.is_text_block, the result ruled out)
+        cut = truncate_text_block(block, config, encoding)
+        if cut is block:
+            return None
+        return {"text": cut["text"] + f"\n\n[Stashed]{refs}"} if refs else cut
+    return None

@@ -15,7 +15,7 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 from ..._edits import now_ns
 from ..._measure import for_run
 from ..._run import Edit, first_difference, run_of
-from ...methods.truncate import preview_tokens_of, truncate_text_block, truncate_tool_result
+from ...methods.truncate import preview_tokens_of, truncated_block
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
 from ._messages import place_marker, remove_with_partners, removed_messages, restore_alternation
@@ -84,24 +84,16 @@ class TruncateStrategy(BaseOffloadStrategy):
         self, block: Any, tokens: int, message: Any, agent: Agent, stash_refs: list[str]
     ) -> Any | None:
         refs = format_refs(stash_refs)
-        if "toolResult" in block:
-            result = block["toolResult"]
-            cut = truncate_tool_result(result, self._truncate_config, self._encoding)
-            if cut is result:
+        if "toolResult" in block or is_text_block(block):
+            cut = truncated_block(block, self._truncate_config, self._encoding, refs)
+            if cut is None:
                 return block
-            if refs:
-                first_text = next((item for item in cut["content"] if "text" in item), None)
-                if first_text is not None:
-                    first_text["text"] += f"\n\n[Stashed]{refs}"
-            logger.debug("tool_use_id=<%s>, tokens=<%s> | tool result truncated", result["toolUseId"], tokens)
-            return {"toolResult": cut}
-        if is_text_block(block):
-            cut = truncate_text_block(block, self._truncate_config, self._encoding)
-            if cut is block:
-                return block
-            if refs:
-                cut = {"text": cut["text"] + f"\n\n[Stashed]{refs}"}
-            logger.debug("tracking_id=<%s>, tokens=<%s> | text block truncated", message.get("tracking_id"), tokens)
+            if "toolResult" in block:
+                logger.debug(
+                    "tool_use_id=<%s>, tokens=<%s> | tool result truncated", block["toolResult"]["toolUseId"], tokens
+                )
+            else:
+                logger.debug("tracking_id=<%s>, tokens=<%s> | text block truncated", message.get("tracking_id"), tokens)
             return cut
         logger.debug("tracking_id=<%s>, tokens=<%s> | block offloaded", message.get("tracking_id"), tokens)
         return {"text": f"[Offloaded: ~{tokens} tokens]{refs}"}
