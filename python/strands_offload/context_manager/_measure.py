@@ -9,12 +9,12 @@ or the JSON text. With an exact ``tokenizer`` the block counts are BPE, from the
 
 from __future__ import annotations
 
-from contextvars import ContextVar, Token
 from typing import Any
 
 from .. import _native
 from .._heuristic import sdk_walk_tokens, uses_base_heuristic
 from .._native import TokenCounter, token_counter
+from . import _media
 
 
 class Measure:
@@ -99,7 +99,7 @@ class Measure:
 
     async def messages(self, messages: list[Any]) -> int:
         """Tokens of ``messages`` as the model counts them (never with ``encoding``), with ``media`` their media too."""
-        media = _native.media_tokens(messages, self.media) if self.media is not None else 0
+        media = self.media_of(messages)
         if self._messages is not None:
             if messages is self._conversation:
                 tokens = self._followed_tokens(messages)
@@ -108,6 +108,50 @@ class Measure:
             if tokens is not None:
                 return int(tokens) + media
         return int(await self.model.count_tokens(messages)) + media
+
+    def media_of(self, messages: list[Any]) -> int:
+        """Media tokens of ``messages`` under ``media`` (0 without it).
+
+        For the followed conversation the counts are kept per message across calls (in the agent's
+        state) and made again only from the first message its change log says changed.
+        """
+        rule = self.media
+        if rule is None:
+            return 0
+        if messages is self._conversation and isinstance(messages, list):
+            return self._followed_media(messages, rule)
+        return int(_native.media_tokens(messages, rule))
+
+    def media_after_baseline(self, messages: list[Any]) -> int:
+        """Media tokens of the messages the event loop's projection estimates (see ``_media.baseline_start``)."""
+        rule = self.media
+        if rule is None:
+            return 0
+        start = _media.baseline_start(messages)
+        if messages is self._conversation and isinstance(messages, list):
+            total = self._followed_media(messages, rule)
+            return total if start == 0 else sum(self._state.media_counts[start:])
+        return _media.media_tokens(messages[start:], rule)
+
+    def _followed_media(self, messages: list[Any], rule: str) -> int:
+        """:meth:`media_of` the followed conversation: the unchanged messages' counts kept, the rest counted."""
+        state = self._state
+        changes = state.changes
+        counts: list[int] = state.media_counts
+        if state.media_rule != rule:  # another rule (the agent's model changed): nothing kept holds
+            counts.clear()
+            state.media_total = 0
+            state.media_rule = rule
+        stable = min(changes.stable_since(state.media_epoch), len(counts), len(messages))
+        if stable < len(counts):
+            state.media_total -= sum(counts[stable:])
+            del counts[stable:]
+        for message in messages[stable:]:
+            tokens = int(_native.media_tokens([message], rule))
+            counts.append(tokens)
+            state.media_total += tokens
+        state.media_epoch = changes.epoch()
+        return int(state.media_total)
 
     def _followed_tokens(self, messages: list[Any]) -> int | None:
         """:meth:`messages` of the followed conversation: the unchanged messages' counts kept, the rest counted."""
@@ -173,28 +217,3 @@ _PACKAGE = __name__.split(".", 1)[0]
 def is_ours(strategy: Any) -> bool:
     """Whether ``strategy``'s class is defined in this package (a user's subclass of one of ours is not)."""
     return type(strategy).__module__.startswith(f"{_PACKAGE}.")
-
-
-_RUN: ContextVar[Measure | None] = ContextVar("strands_offload_measure", default=None)
-
-
-def for_run(model: Any, encoding: TokenCounter | None = None) -> Measure:
-    """The measure of the pipeline run in progress when it fits ``model`` and ``encoding``, else a new one.
-
-    A new one for the run's model counts media as the run's does.
-    """
-    current = _RUN.get()
-    if current is not None and current.model is model and current.encoding == encoding:
-        return current
-    media = current.media if current is not None and current.model is model else None
-    return Measure(model, encoding, media=media)
-
-
-def start_run(measure: Measure) -> Token[Measure | None]:
-    """Make ``measure`` the one strategies of this run share; returns the token to end it."""
-    return _RUN.set(measure)
-
-
-def end_run(token: Token[Measure | None]) -> None:
-    """End the run started with ``token``."""
-    _RUN.reset(token)

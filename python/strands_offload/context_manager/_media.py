@@ -26,6 +26,7 @@ from .. import _native, _seam
 
 __all__ = [
     "MEDIA_TOKENS_CHOICES",
+    "baseline_start",
     "bind",
     "check_option",
     "fit_summarizer_blocks",
@@ -162,15 +163,21 @@ def media_tokens(messages: Sequence[Any], rule: str | None) -> int:
     return int(_native.media_tokens(messages if isinstance(messages, list) else list(messages), rule))
 
 
-def _after_baseline(messages: Sequence[Any]) -> Sequence[Any]:
-    """The messages the event loop's projection estimates (those after the last reported usage)."""
+def baseline_start(messages: Sequence[Any]) -> int:
+    """Where the messages the event loop's projection estimates start (after the last reported usage)."""
     if not _seam.available("input-projection"):
-        return messages
+        return 0
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message.get("role") == "assistant" and message.get("metadata", {}).get("usage"):
-            return messages[index + 1 :]
-    return messages
+            return index + 1
+    return 0
+
+
+def _after_baseline(messages: Sequence[Any]) -> Sequence[Any]:
+    """The messages the event loop's projection estimates (those after the last reported usage)."""
+    start = baseline_start(messages)
+    return messages[start:] if start else messages
 
 
 def media_after_baseline(agent: Any, messages: Sequence[Any] | None = None) -> int:

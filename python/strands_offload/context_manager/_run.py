@@ -86,6 +86,11 @@ class AgentState:
     counts: list[int] = field(default_factory=list)
     counts_total: int = 0
     counts_epoch: int = 0
+    #: Media tokens of each message under ``media_rule`` (``media_tokens=``), valid at ``media_epoch``.
+    media_counts: list[int] = field(default_factory=list)
+    media_total: int = 0
+    media_epoch: int = 0
+    media_rule: str | None = None
     #: Per block floor: the messages holding a block above it, how many messages that covered, the epoch.
     over: dict[int, tuple[list[int], int, int]] = field(default_factory=dict)
     #: Where the change log stood when the reduction recipe was last made (``persist_reductions``).

@@ -29,7 +29,7 @@ from ..storage.storage import is_ephemeral
 from ..telemetry import Savings
 from . import _media, _prompt_cache
 from ._edits import EditRecorder
-from ._measure import Measure, end_run, is_ours, start_run
+from ._measure import Measure, is_ours
 from ._persist import (
     RECIPE_KEY,
     ReductionLog,
@@ -461,7 +461,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         measure = Measure(model, media=_media.rule_of(agent))
         measure.follow(messages, state)
         if projected_tokens is not None:
-            tokens = projected_tokens + _media.media_after_baseline(agent, messages)
+            tokens = projected_tokens + measure.media_after_baseline(messages)
         else:
             try:
                 tokens = await measure.messages(messages)
@@ -490,7 +490,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                 run.message_tokens = None
             view.begin_run(None if overflow else run.message_tokens)
             cached_end = view.cached_end()
-        token = start_run(measure)
         try:
             with bound(state):  # the strategies' per-agent values: this agent's
                 for strategy in self._strategies:
@@ -503,7 +502,6 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                     for strategy in run.held_back():
                         run.acted |= await self._apply(strategy, run, measure)
         finally:
-            end_run(token)
             state.changes.settle(messages)
         return run
 

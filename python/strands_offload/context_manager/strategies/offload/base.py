@@ -22,7 +22,7 @@ from strands.hooks.events import MessageAddedEvent
 from ...._native import TokenCounter
 from ... import _media, _prompt_cache
 from ..._edits import EditRecorder, now_ns
-from ..._measure import Measure, for_run
+from ..._measure import Measure
 from ..._run import Edit, PerAgent, Run, bound, current_state, first_difference, run_of
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ...stash import Stash
@@ -286,14 +286,22 @@ class BaseOffloadStrategy(ABC):
         self._recorder = recorder
 
     def _report_removal(
-        self, agent: Agent, gone: list[Any], marker: str | None, started: int, removed_tokens: int | None = None
+        self,
+        context: ContextState,
+        gone: list[Any],
+        marker: str | None,
+        started: int,
+        removed_tokens: int | None = None,
     ) -> None:
         """Tell the recorder which messages a message-level pass removed, and the marker it left."""
         if self._recorder is None or not gone:
             return
+        agent = context.agent
         markers = [{"text": marker}] if marker else []
         try:
-            native = for_run(agent.model).take_native_seconds()  # the run's counting up to this pass
+            run = run_of(context)
+            # The run's counting up to this pass (a caller's own ContextState: no run, no native time).
+            native = run.measure.take_native_seconds() if run is not None and run.measure is not None else 0.0
             self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens, native)
         except Exception:
             logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
@@ -318,7 +326,7 @@ class BaseOffloadStrategy(ABC):
             if run.measure.encoding == self._encoding and run.measure.model is context.agent.model:
                 return run.measure
             return Measure(context.agent.model, self._encoding, media=run.measure.media)
-        return for_run(context.agent.model, self._encoding)  # a caller's own ContextState
+        return Measure(context.agent.model, self._encoding)  # a caller's own ContextState: counted as the model does
 
     def _oldest_matches(self, messages: list[Any], names: Mapping[str, str]) -> list[Any]:
         """Matching messages except the most recent ``preserve_recent`` of them."""
@@ -571,7 +579,7 @@ class BaseOffloadStrategy(ABC):
         if marker:
             place_marker(messages, lowest, marker)
         restore_alternation(messages)
-        self._report_removal(context.agent, gone, marker, started)
+        self._report_removal(context, gone, marker, started)
         run = run_of(context)
         if run is not None:
             run.record(Edit("remove", self, position=first_difference(snapshot, messages)))

@@ -36,7 +36,6 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 from typing_extensions import TypedDict
 
 from .... import _native
-from ..._measure import for_run
 from ...methods.truncate import CHARS_PER_TOKEN
 from ...ranking import MAX_QUERY_CHARS, BM25Ranker, Ranker, checked_scores
 from ...stash import format_refs
@@ -241,7 +240,7 @@ class RelevanceStrategy(BaseOffloadStrategy):
         assert self._utilization_threshold is not None
         if not context.overflow and context.utilization < self._utilization_threshold:
             return False
-        return await self._apply_per_block(context, for_run(context.agent.model, self._encoding))
+        return await self._apply_per_block(context, self._measure_of(context))
 
     def _matches_block(self, block: Mapping[str, Any], message: Mapping[str, Any], names: Mapping[str, str]) -> bool:
         if "toolResult" not in block:

@@ -258,7 +258,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         marker = format_summarized(f"{removed} messages", tokens, summary)
         place_marker(messages, lowest, marker)
         restore_alternation(messages)
-        self._report_removal(context.agent, gone, marker, started, removed_tokens=tokens)
+        self._report_removal(context, gone, marker, started, removed_tokens=tokens)
         run = run_of(context)
         if run is not None:
             run.record(Edit("remove", self, position=first_difference(before, messages), tokens_before=tokens))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, TruncateConfig
 
 from ..._edits import now_ns
-from ..._measure import for_run
+from ..._measure import Measure
 from ..._run import Edit, first_difference, run_of
 from ...methods.truncate import preview_tokens_of, truncated_block
 from ...stash import Stash, format_refs
@@ -130,7 +130,7 @@ class EmergencyTruncateStrategy(TruncateStrategy):
 
     async def _measure_messages(self, context: ContextState) -> int:
         run = run_of(context)
-        measure = run.measure if run is not None and run.measure is not None else for_run(context.agent.model)
+        measure = run.measure if run is not None and run.measure is not None else Measure(context.agent.model)
         return await measure.messages(context.messages)
 
     async def _elide_oldest(self, context: ContextState) -> bool:
@@ -149,7 +149,7 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         gone = removed_messages(before, messages)
         place_marker(messages, lowest, elided_marker(removed))
         restore_alternation(messages)
-        self._report_removal(context.agent, gone, elided_marker(removed), started)
+        self._report_removal(context, gone, elided_marker(removed), started)
         run = run_of(context)
         if run is not None:
             run.record(Edit("remove", self, position=first_difference(before, messages)))
