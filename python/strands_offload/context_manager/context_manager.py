@@ -430,7 +430,10 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             recorder.before_request(agent, invocation_state)  # the parent of this request's edit spans
         # Hide.tool_specs chooses the request's specs first: the pipeline sees the projection of what is sent.
         ledger = self._ledger if self._ledger.enabled else None
-        projected_tokens = await decide_tool_specs(self._strategies, agent, invocation_state, projected_tokens, ledger)
+        with bound(self._agent_state(agent)):  # what Hide.tool_specs keeps for this agent: in this manager's state
+            projected_tokens = await decide_tool_specs(
+                self._strategies, agent, invocation_state, projected_tokens, ledger
+            )
         run = await self._pipeline(agent, projected_tokens)
         if recorder is not None:
             recorder.request_sent(agent, agent.messages)

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from .... import _seam
 from ...._ledger import PerAgent
 from ...._native import json_dumps
 from ... import _prompt_cache
+from ..._run import PerAgent as PerAgentValue
+from ..._run import bound, current_state
 from ...ranking import BM25Ranker, Ranker, checked_scores, cut_query
 from ...retrieval_tool import RETRIEVAL_TOOL_NAME
 from ._query import is_acknowledgement, latest_user_text
@@ -250,32 +252,45 @@ class _Decision:
 
 @dataclass
 class _AgentState:
+    """What the strategy keeps for one agent: in the manager's state for it (never on the strategy object)."""
+
     decision: _Decision | None = None
     selection: frozenset[str] | None = None  # the candidates the last choice showed
     last_specs: list[Any] | None = None  # what the last request carried
     last_tokens: int | None = None
     delta: int = 0  # this call's correction of the projection
     wired: bool = False
+    docs: dict[str, tuple[str, int]] = field(default_factory=dict)  # spec key -> ranked text, tokens (its model's)
 
 
-#: The strategy bound to each agent (the last one bound, when a manager holds several).
+_SLOT = "tool_specs"
+
+
+#: The strategy bound to each agent (the last one bound, when a manager holds several), with the
+#: manager's state for the agent that holds its values (``None``: used on its own).
 _BOUND = PerAgent()
 
 
 class HideToolSpecsStrategy:
-    """Shows each request the tool specs its turn needs (``Hide.tool_specs(...)``); see the module."""
+    """Shows each request the tool specs its turn needs (``Hide.tool_specs(...)``); see the module.
+
+    What it keeps per agent (the invocation's choice, the last request's specs, the ranked texts,
+    the ledger) lives in the manager's state for the agent, so the same strategy object given to
+    two managers serving two agents works for each with its own. Used on its own (no manager), it
+    keeps them per agent itself.
+    """
 
     name = "hide:tool_specs"
     #: The manager keeps its prompt-cache view for this strategy (cache-aware selection).
     uses_prompt_cache = True
+    _ledger: PerAgentValue[Any] = PerAgentValue("ledger")
 
     def __init__(self, target: Any = _ALL_SPECS, config: HideToolSpecsConfig | None = None) -> None:
         self._target = _Target.parse(target)
         self._search, self._keep, self._always_hide, self._on_failure = _config(config)
         self._count: int | None = None
-        self._states = PerAgent()
-        self._docs: dict[str, tuple[str, int]] = {}
-        self._ledger: Any = None
+        self._alone = PerAgent()  # per agent, only while no manager's state is bound (used on its own)
+        self._ledger = None
 
     def when(self, *, count: int | None = None, **other: Any) -> HideToolSpecsStrategy:
         """Act only when at least ``count`` candidate specs exist (``None``: always).
@@ -313,29 +328,48 @@ class HideToolSpecsStrategy:
 
     def init(self, agent: Any, stash: Any = None) -> None:
         """Register the model-invocation middleware that applies the choice (once per agent)."""
+        held = current_state()  # the manager's state for this agent: the middleware reads its values
         state = self._state(agent)
-        _BOUND.set(agent, self)
+        _BOUND.set(agent, (self, held))
         if state.wired:
             return
-        state.wired = _seam.add_model_input_middleware(agent, self._apply_to_request)
+
+        def _apply(context: Any) -> Any:
+            with bound(held):
+                return self._apply_to_request(context)
+
+        state.wired = _seam.add_model_input_middleware(agent, _apply)
         if not state.wired:
             logger.warning(
                 "agent_id=<%s> | the SDK's model middleware is unavailable; every tool spec is shown", agent.agent_id
             )
 
     def record_with(self, ledger: Any) -> None:
-        """Count hidden specs in ``ledger`` (``None``: count nothing)."""
+        """Count hidden specs in ``ledger`` (``None``: count nothing), for the agent the manager works for now."""
         self._ledger = ledger
 
     async def apply(self, context: ContextState) -> bool:
         """The pipeline pass: nothing (the choice is made before the pipeline runs and never edits messages)."""
         return False
 
+    def _known_state(self, agent: Any) -> _AgentState | None:
+        """This strategy's state for ``agent``: in the bound manager state, else its own (``None``: none yet)."""
+        held = current_state()
+        if held is not None:
+            slot = held.slots.get(id(self))
+            return None if slot is None else slot.get(_SLOT)
+        state: _AgentState | None = self._alone.get(agent)
+        return state
+
     def _state(self, agent: Any) -> _AgentState:
-        state: _AgentState | None = self._states.get(agent)
+        state = self._known_state(agent)
         if state is None:
             state = _AgentState()
-            self._states.set(agent, state)
+            held = current_state()
+            if held is not None:
+                held.slot_for(self)[_SLOT] = state
+            else:
+                self._alone.set(agent, state)
         return state
 
     # ------------------------------------------------------------------ the choice
@@ -355,8 +389,8 @@ class HideToolSpecsStrategy:
         state.delta = decision.shown_tokens - baseline
         return None if projected is None else max(0, projected + state.delta)
 
-    async def _documents(self, model: Any, specs: Sequence[Any]) -> list[tuple[str, int]]:
-        docs = self._docs
+    async def _documents(self, model: Any, state: _AgentState, specs: Sequence[Any]) -> list[tuple[str, int]]:
+        docs = state.docs
         if len(docs) > 4 * len(specs) + 64:
             docs.clear()  # specs gone from the catalog
         out: list[tuple[str, int]] = []
@@ -375,7 +409,7 @@ class HideToolSpecsStrategy:
     async def _decide(self, agent: Any, state: _AgentState, invocation_state: Any) -> _Decision:
         specs = agent.tool_registry.get_all_tool_specs()
         names = [spec.get("name") for spec in specs]
-        docs = await self._documents(agent.model, specs)
+        docs = await self._documents(agent.model, state, specs)
         tokens = {name: doc[1] for name, doc in zip(names, docs, strict=True) if isinstance(name, str)}
         protected = NEVER_HIDDEN | _structured_output_names(agent) | self._target.shown
         hidden_always = self._always_hide - protected
@@ -458,7 +492,7 @@ class HideToolSpecsStrategy:
     def _apply_to_request(self, context: Any) -> Any:
         """``InvokeModelStage.Input``: the request carries the invocation's choice."""
         agent = context.agent
-        state: _AgentState | None = self._states.get(agent)
+        state = self._known_state(agent)
         decision = state.decision if state is not None else None
         if state is None or decision is None or decision.invocation is not context.invocation_state:
             if state is not None:
@@ -498,7 +532,7 @@ class HideToolSpecsStrategy:
 
     def last_request_specs(self, agent: Any) -> list[Any] | None:
         """The specs the agent's last request carried (``None`` before its first)."""
-        state: _AgentState | None = self._states.get(agent)
+        state = self._known_state(agent)
         return None if state is None or state.last_specs is None else list(state.last_specs)
 
 
@@ -506,7 +540,7 @@ async def decide_tool_specs(
     strategies: Sequence[Any], agent: Any, invocation_state: Any, projected: int | None, ledger: Any
 ) -> int | None:
     """The manager's hook before its pass: each ``Hide.tool_specs`` chooses; the projection, corrected."""
-    for strategy in strategies:
+    for strategy in strategies:  # the caller binds the agent's state (the manager's) while this runs
         if isinstance(strategy, HideToolSpecsStrategy):
             strategy.record_with(ledger)
             projected = await strategy.before_model_call(agent, invocation_state, projected)
@@ -515,6 +549,10 @@ async def decide_tool_specs(
 
 def last_request_tool_specs(agent: Any) -> list[Any]:
     """The tool specs of the agent's last request when a ``Hide.tool_specs`` chose them, else the registry's."""
-    strategy: HideToolSpecsStrategy | None = _BOUND.get(agent)
-    specs = strategy.last_request_specs(agent) if strategy is not None else None
+    found: tuple[HideToolSpecsStrategy, Any] | None = _BOUND.get(agent)
+    specs = None
+    if found is not None:
+        strategy, held = found
+        with bound(held):
+            specs = strategy.last_request_specs(agent)
     return specs if specs is not None else list(agent.tool_registry.get_all_tool_specs())

@@ -35,6 +35,7 @@ from .... import _native
 from ... import _prompt_cache
 from ..._edits import now_ns
 from ..._measure import Measure
+from ..._run import bound, current_state
 from ...stash import encode_value, format_refs
 from ...types import ContextState
 from ._messages import is_pinned
@@ -108,8 +109,9 @@ class DedupeStrategy(BaseOffloadStrategy):
         if keep is not None and keep not in _KEEPS:
             raise ValueError(f"keep must be 'first' or 'last', not {keep!r}")
         self._keep: str | None = keep
-        # Per agent: hash of an original -> the results that arrived with it.
-        self._seen: WeakKeyDictionary[Any, dict[int, list[_Seen]]] = WeakKeyDictionary()
+        # Used on its own (no manager's state bound): per agent, hash of an original -> the results
+        # that arrived with it. Under a manager the same lives in its state for the agent.
+        self._alone: WeakKeyDictionary[Any, dict[int, list[_Seen]]] = WeakKeyDictionary()
 
     @property
     def name(self) -> str:
@@ -130,10 +132,12 @@ class DedupeStrategy(BaseOffloadStrategy):
     def init(self, agent: Agent, stash: Any = None) -> None:
         """Remember the stash and act on each message as it arrives."""
         self._stash = stash
+        state = current_state()  # the manager's for this agent: its edits go into that agent's journal
 
         async def _on_arrival(event: MessageAddedEvent) -> None:
             try:
-                await self.arrived(event.agent, event.message)
+                with bound(state):
+                    await self.arrived(event.agent, event.message)
             except Exception:
                 logger.warning(
                     "strategy=<%s> | deduplicating a new message failed, continuing", self.name, exc_info=True
@@ -151,9 +155,17 @@ class DedupeStrategy(BaseOffloadStrategy):
         return None  # never asked: the arrival hook builds its own plan
 
     def _registry(self, agent: Agent) -> dict[int, list[_Seen]]:
-        seen = self._seen.get(agent)
+        """The originals seen for ``agent``: in the manager's state for it, else (used on its own) here."""
+        held = current_state()
+        if held is not None:
+            slot = held.slot_for(self)
+            seen: dict[int, list[_Seen]] | None = slot.get("seen")
+            if seen is None:
+                seen = slot["seen"] = {}
+            return seen
+        seen = self._alone.get(agent)
         if seen is None:
-            seen = self._seen[agent] = {}
+            seen = self._alone[agent] = {}
         return seen
 
     async def arrived(self, agent: Agent, message: Any) -> bool:
