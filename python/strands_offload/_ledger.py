@@ -204,6 +204,7 @@ class Ledger:
         started_ns: int,
         attributes: Mapping[str, Any],
         error_type: str | None = None,
+        ended_ns: int | None = None,
     ) -> None:
         if not self.tracing:
             return
@@ -216,7 +217,7 @@ class Ledger:
         if error_type is not None:
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR))
-        span.end()
+        span.end(end_time=ended_ns)
 
     # ------------------------------------------------------------------ what is recorded
 
@@ -322,10 +323,12 @@ class Ledger:
         blocks: int,
         messages: int,
         native_seconds: float = 0.0,
+        ended_ns: int | None = None,
     ) -> None:
         """One context edit: a block replaced, or a run of messages removed (with its marker).
 
-        ``native_seconds``: the native counting the pass made up to this edit, not reported before.
+        ``native_seconds``: the native counting the pass made up to this edit, not reported before;
+        ``ended_ns``: when the edit was made (its span's end; ``None``: now).
         """
         self.count_edits(agent, 1, tokens_removed, tokens_added, int(cache_invalidating), native_seconds)
         if not (self.metering or self.tracing):
@@ -359,6 +362,7 @@ class Ledger:
                 "strands_offload.blocks": blocks,
                 "strands_offload.messages": messages,
             },
+            ended_ns=ended_ns,
         )
 
     def tool_specs_hidden(

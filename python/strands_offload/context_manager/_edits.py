@@ -1,8 +1,10 @@
-"""What the context manager's edits are worth: the bridge from strategies to the savings ledger.
+"""What the context manager's edits are worth: the bridge from the run's journal to the savings ledger.
 
-The manager owns one recorder; its strategies report each edit to it (a block replaced, a run of
-messages removed), its retrieval tool each call, its summarizer each model call. Figures the
-pipeline already counted are reused; text the edit put in, and messages a removal took out, are
+The manager owns one recorder. Our strategies record each edit in the journal of the run (a block
+replaced, a run of messages removed, see ``_run.Edit``); after the strategies the manager settles
+the journal into the ledger once (:meth:`EditRecorder.settle_journal`), as counts: the ledger keeps
+no block. Its retrieval tool reports each call, its summarizer each model call, directly. Figures
+the pipeline already counted are reused; text the edit put in, and messages a removal took out, are
 counted with the tokenizer when one is set, else the SDK's chars/4 heuristic: never by the model.
 
 A *cache-invalidating edit* (one definition, shared with the prompt-cache options): an edit of a
@@ -152,7 +154,7 @@ class EditRecorder:
                 try:
                     if len(record) == 2:  # a model request: (agent, what it sent)
                         self._sent.set(*record)
-                    else:  # replaced blocks: (agent, [(message, new block, old tokens)], native seconds)
+                    else:  # replaced blocks: (agent, [(message, new block, old tokens, when)], native seconds)
                         self._replaced_totals(*record)
                 except Exception:
                     logger.warning("recording an edit failed", exc_info=True)
@@ -174,6 +176,53 @@ class EditRecorder:
 
     # ------------------------------------------------------------------ edits
 
+    def settle_journal(self, agent: Any, journal: Sequence[Any]) -> None:
+        """Put the edits of a run's journal (``_run.Edit``) into the ledger, once, in their order.
+
+        The blocks one pass replaced (one commit: the same strategy and start) go in as one batch,
+        each removal as one edit; held-back edits are not edits. A failure is logged per batch,
+        and the journal goes on.
+        """
+        count = len(journal)
+        at = 0
+        while at < count:
+            edit = journal[at]
+            at += 1
+            kind = edit.kind
+            try:
+                if kind == "replace":
+                    strategy, started = edit.strategy, edit.started_ns
+                    native = edit.native_seconds
+                    changed = [] if edit.same else [(edit.message, edit.block, edit.tokens_before or 0, edit.ended_ns)]
+                    while at < count:
+                        following = journal[at]
+                        if not (
+                            following.kind == "replace"
+                            and following.strategy is strategy
+                            and following.started_ns == started
+                        ):
+                            break
+                        at += 1
+                        native += following.native_seconds
+                        if not following.same:
+                            changed.append(
+                                (following.message, following.block, following.tokens_before or 0, following.ended_ns)
+                            )
+                    self._replaced(agent, strategy.name, changed, started, native)
+                elif kind == "remove" and edit.touched:
+                    self.messages_removed(
+                        agent,
+                        edit.strategy.name,
+                        edit.touched,
+                        [{"text": edit.marker}] if edit.marker else [],
+                        edit.started_ns,
+                        edit.tokens_before,
+                        edit.native_seconds,
+                        ended_ns=edit.ended_ns,
+                    )
+            except Exception:
+                logger.warning("strategy=<%s> | recording an edit failed", edit.strategy.name, exc_info=True)
+
     def blocks_replaced(
         self,
         agent: Any,
@@ -184,15 +233,28 @@ class EditRecorder:
     ) -> None:
         """Blocks replaced in place: (their message, old block, new block, the old block's tokens).
 
-        ``native_seconds``: the pass's native counting, reported with the first edit. The manager's
-        hot path (a model call that edits): one pass, the lookups made once.
+        ``native_seconds``: the pass's native counting, reported with the first edit. An equal
+        block (a dropped block dropped again) changed nothing and is not an edit.
+        """
+        changed: list[tuple[Any, Any, int, int | None]] = [
+            (message, new, tokens, None) for message, old, new, tokens in edits if old != new
+        ]
+        self._replaced(agent, strategy, changed, started_ns, native_seconds)
+
+    def _replaced(
+        self,
+        agent: Any,
+        strategy: str,
+        changed: list[tuple[Any, Any, int, int | None]],
+        started_ns: int,
+        native_seconds: float,
+    ) -> None:
+        """Blocks that changed: (their message, new block, the old block's tokens, when replaced).
+
+        The manager's hot path (a model call that edits): one pass, the lookups made once.
         """
         ledger = self.ledger
         if not (ledger.metering or ledger.tracing):
-            changed = []
-            for message, old, new, tokens in edits:
-                if old != new:
-                    changed.append((message, new, tokens))
             if changed:
                 queue = self._queue
                 queue.append((agent, changed, native_seconds))
@@ -208,9 +270,7 @@ class EditRecorder:
         sent = self._sent.get(agent)
         invocation = self._invocation.get(agent) if self.ledger.tracing else None
         action = ACTIONS.get(strategy, strategy)
-        for message, old, new, tokens in edits:
-            if old == new:
-                continue  # an equal block (a dropped block dropped again): nothing changed
+        for message, new, tokens, ended_ns in changed:
             self.ledger.edit(
                 agent,
                 invocation,
@@ -223,17 +283,20 @@ class EditRecorder:
                 blocks=1,
                 messages=0,
                 native_seconds=native_seconds,
+                ended_ns=ended_ns,
             )
             native_seconds = 0.0
 
-    def _replaced_totals(self, agent: Any, changed: list[tuple[Any, Any, int]], native_seconds: float) -> None:
-        """Queued replaced blocks into the totals: what :meth:`blocks_replaced` adds with a provider."""
+    def _replaced_totals(
+        self, agent: Any, changed: list[tuple[Any, Any, int, int | None]], native_seconds: float
+    ) -> None:
+        """Queued replaced blocks into the totals: what :meth:`_replaced` adds with a provider."""
         count, sent = self.counter, self._sent.get(agent)
         removed = added = 0
-        for _, new, tokens in changed:
+        for _, new, tokens, _ in changed:
             removed += tokens
             added += block_tokens(new, count)
-        sent_before = cache_invalidating(agent.model, sent, [message for message, _, _ in changed])
+        sent_before = cache_invalidating(agent.model, sent, [message for message, _, _, _ in changed])
         self.ledger.count_edits(agent, len(changed), removed, added, sent_before, native_seconds)
 
     def messages_removed(
@@ -245,11 +308,13 @@ class EditRecorder:
         started_ns: int,
         removed_tokens: int | None = None,
         native_seconds: float = 0.0,
+        *,
+        ended_ns: int | None = None,
     ) -> None:
         """Messages removed in one pass, and the marker blocks left in their place.
 
         ``removed_tokens``: the pass's own count of them (the model's), when it made one;
-        ``native_seconds``: the native counting of the pass.
+        ``native_seconds``: the native counting of the pass; ``ended_ns``: when they were removed.
         """
         media = ""
         if removed_tokens is None:
@@ -272,6 +337,7 @@ class EditRecorder:
             blocks=0,
             messages=len(gone),
             native_seconds=native_seconds,
+            ended_ns=ended_ns,
         )
 
     def _edit(
@@ -287,6 +353,7 @@ class EditRecorder:
         blocks: int,
         messages: int,
         native_seconds: float,
+        ended_ns: int | None,
     ) -> None:
         if self._queue:
             self.settle()  # the previous request of ``agent`` may still be queued
@@ -302,6 +369,7 @@ class EditRecorder:
             blocks=blocks,
             messages=messages,
             native_seconds=native_seconds,
+            ended_ns=ended_ns,
         )
 
     @staticmethod

@@ -28,6 +28,12 @@ blocks in place.
 
 Log messages past ``count`` arrived after the last reduction and follow as they are.
 
+Which live blocks are derived comes from the runs' journals: the manager hands each replacement
+our strategies journaled to :meth:`ReductionLog.replaced` (the strategy's rule, the block's place,
+the stash references it names), which checks that a restore makes the same block. Only the messages
+the identity passes saw change outside the journal (a strategy not of ours, user code) are looked
+through for derived blocks when the recipe is made.
+
 The log's blocks are matched by identity, and then by content: our strategies replace blocks
 (``content[i] = new``), remove messages and build new message dicts around kept blocks, but the SDK
 rewrites content in place where a guardrail intervenes (``Agent._redact_user_content`` sets a tool
@@ -52,7 +58,7 @@ import copy
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -159,13 +165,24 @@ def _refs_for(block: Mapping[str, Any], tracking_id: Any, index: int) -> list[st
     return [f"{tracking_id}_{index}"]
 
 
-def derive(rule: Mapping[str, Any], block: Mapping[str, Any], tracking_id: Any, index: int) -> Any | None:
+def derive(
+    rule: Mapping[str, Any],
+    block: Mapping[str, Any],
+    tracking_id: Any,
+    index: int,
+    refs_given: Sequence[str] | None = None,
+) -> Any | None:
     """The block ``rule`` makes of log block ``index`` of a message, or ``None`` when it makes none.
 
     The previews are those of ``TruncateStrategy._replace_block`` and ``DropStrategy._replace_block``
     (a restore checks them against the recorded digest, so a difference is refused, never used).
+    ``refs_given``: the stash references the preview names (a run's journal knows them); by default
+    the ones the stash gives a log block.
     """
-    refs = format_refs(_refs_for(block, tracking_id, index)) if rule.get("refs") is True else ""
+    if rule.get("refs") is True:
+        refs = format_refs(list(refs_given) if refs_given is not None else _refs_for(block, tracking_id, index))
+    else:
+        refs = ""
     kind = rule.get("kind")
     if kind == "drop":
         marker = DROPPED_MARKER + refs
@@ -253,6 +270,8 @@ class ReductionLog:
         self._used: dict[int, int] = {}  # kept log position -> message index
         self._fresh: list[Any] = []
         self._derived_cache: dict[str, Any] | None = None
+        # Blocks a run's journal put in place that are not derived (see replaced), until the next recipe.
+        self._journaled: dict[int, Any] = {}
 
     def rule_index(self, rule: dict[str, Any]) -> int:
         """The index of ``rule`` (added when new)."""
@@ -273,8 +292,63 @@ class ReductionLog:
         self._derived[(position, index)] = rule
         self._derived_cache = None
 
+    def replaced(self, message: Mapping[str, Any], index: int, rule: int | None, refs: Sequence[str]) -> bool:
+        """A run's journal says: the pipeline put block ``index`` of ``message`` in place, by ``rule``, naming ``refs``.
+
+        The block (as it is now) is recorded as derived when it replaced a log block whose content is
+        as it arrived, names the references a restore gives that block, and is what ``rule`` makes of
+        it: a restore makes it again. Otherwise (``rule`` ``None``: a strategy without one, or a
+        block the strategy made another way, a message not of the log) the recipe takes the block as
+        new, and does not look at it again. ``True`` when recorded as derived.
+        """
+        content = message["content"]
+        if not 0 <= index < len(content):
+            return False
+        block = content[index]
+        if id(block) in self._where:
+            return True  # already the log's (a derived block made again, equal and the same object)
+        if rule is None or not 0 <= rule < len(self._rules) or not self._derive_from_log(message, index, rule, refs):
+            self._journaled[id(block)] = block  # held until the next recipe: its id stays its own
+            return False
+        return True
+
+    def _derive_from_log(self, message: Mapping[str, Any], index: int, rule: int, refs: Sequence[str]) -> bool:
+        content = message["content"]
+        block = content[index]
+        how = self._rules[rule]
+        for position in self._by_id.get(message.get("tracking_id"), ()):
+            arrival = self._arrivals[position]
+            if len(arrival.blocks) != len(content):
+                continue
+            original = arrival.blocks[index]
+            if original is None or original is block or content_digest(original) != arrival.digests[index]:
+                continue  # gone, unchanged, or changed in place: not the log's block any more
+            known = self._derived.get((position, index))
+            if known is not None:
+                # The slot holds a preview already: only an equal block takes its place (a drop made
+                # again of its own marker).
+                if block == original:
+                    self.derived_at(position, index, block, known)
+                    return True
+                continue
+            tracking_id = arrival.fields.get("tracking_id", "unknown")
+            if how.get("refs") is True and list(refs) != _refs_for(original, tracking_id, index):
+                continue  # a restore would name other references
+            try:
+                made = derive(how, original, tracking_id, index, refs)
+            except Exception:
+                made = None
+            if made is not None and made == block:
+                self.derived_at(position, index, block, rule)
+                return True
+        return False
+
     def _find_derived(self, messages: list[Any]) -> None:
-        """Adopt, as derived, the live blocks a rule made of the log block they replaced in place."""
+        """Adopt, as derived, the live blocks a rule made of the log block they replaced in place.
+
+        For changes no run's journal recorded (a strategy not of ours, user code, a restore's
+        own blocks): the journal's replacements come in through :meth:`replaced`.
+        """
         if not self._rules:
             return
         for message in messages:
@@ -288,6 +362,8 @@ class ReductionLog:
                     original = arrival.blocks[index]
                     if original is None or original is block or id(block) in self._where:
                         continue
+                    if self._journaled.get(id(block)) is block:
+                        continue  # a run's journal said what made it (see replaced)
                     if content_digest(original) != arrival.digests[index]:
                         continue  # the slot's block itself changed in place: it is no longer the log's
                     rule = self._derived.get((position, index))
@@ -390,16 +466,21 @@ class ReductionLog:
         self._entries = []
         self._used = {}
 
-    def recipe(self, messages: list[Any], stable: int = 0) -> dict[str, Any]:
+    def recipe(self, messages: list[Any], stable: int = 0, unjournaled: int | None = None) -> dict[str, Any]:
         """The recipe that turns the log into ``messages`` (see the module docstring).
 
         ``stable``: how many leading messages are exactly as the last call saw them (the manager's
         identity pass says so; 0 when not known): their part of the recipe is reused, so a call
         costs what changed and arrived since the last one, not the whole conversation.
+        ``unjournaled``: how many leading messages nothing changed since the last call but edits a
+        run's journal recorded (and gave :meth:`replaced`); only the messages after them are looked
+        through for derived blocks. ``None``: all the changed ones.
         """
         stable = max(0, min(stable, len(messages), len(self._previous_blocks)))
         changed = messages[stable:]
-        self._find_derived(changed)
+        scan = stable if unjournaled is None or not self._previous_blocks else max(stable, unjournaled)
+        self._find_derived(messages[scan:] if scan > stable else changed)
+        self._journaled.clear()
         self._forget_changed(changed)
         self._release_gone(messages, stable)
         # Back to where the entries stood after the last unchanged message.

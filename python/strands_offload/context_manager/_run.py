@@ -46,17 +46,20 @@ class Changes:
         self._trail = IdentityTrail()
         self._dirty_from: int | None = None
         self._events: list[int] = []
+        self._seen: list[int] = []  # per event: the identity pass's position, or _NONE_CHANGED for an edit
 
     def observe(self, messages: list[Any]) -> int:
         """The identity pass: compare ``messages`` with the trail; returns the first changed position."""
         first = int(self._trail.compare(messages))
         self._dirty_from = None  # the trail now holds the messages as they are
         self._events.append(first)
+        self._seen.append(first)
         return first
 
     def edited(self, position: int) -> None:
         """The pipeline changed the conversation from ``position`` on (a block replaced, messages removed)."""
         self._events.append(position)
+        self._seen.append(_NONE_CHANGED)
         if self._dirty_from is None or position < self._dirty_from:
             self._dirty_from = position
 
@@ -74,6 +77,11 @@ class Changes:
         """How many leading messages are unchanged since ``epoch`` (a large number: none changed)."""
         events = self._events
         return min(events[epoch:], default=_NONE_CHANGED) if epoch < len(events) else _NONE_CHANGED
+
+    def seen_stable_since(self, epoch: int) -> int:
+        """:meth:`stable_since` counting only what the identity passes saw (changes no journal recorded)."""
+        seen = self._seen
+        return min(seen[epoch:], default=_NONE_CHANGED) if epoch < len(seen) else _NONE_CHANGED
 
 
 @dataclass
@@ -95,6 +103,8 @@ class AgentState:
     over: dict[int, tuple[list[int], int, int]] = field(default_factory=dict)
     #: Where the change log stood when the reduction recipe was last made (``persist_reductions``).
     recipe_epoch: int = 0
+    #: Edits our strategies made outside a run (as a message arrived), until the manager settles them.
+    outside: list[Edit] = field(default_factory=list)
     #: Per strategy object (the manager holds them, so their ids stay theirs): its values for this
     #: agent (the stash, the recorder, the tokenizer, a summary started ahead).
     slots: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -164,15 +174,28 @@ class PerAgent(Generic[T]):
 class Edit:
     """One edit of a run: a block replaced, messages removed, or an edit held back.
 
+    The journal holds what the manager settles after the strategies (the savings ledger's counts,
+    the reduction log's derived blocks): the replacement and the removed messages are held only
+    until then, never an original block.
+
     Attributes:
         kind: ``"replace"``, ``"remove"`` or ``"held"``.
         strategy: The strategy that made (or held back) it.
         message: The message a replaced block is in (``None`` for removals and held edits).
         index: The replaced block's index in it.
         position: The first message index the edit changed (``None``: not known yet).
-        tokens_before: Tokens of what went (the block, or the messages).
+        tokens_before: Tokens of what went (the block, or the messages); for a removal, ``None``
+            when the pass did not count them (the ledger counts them when settled).
         tokens_after: Tokens of what came in its place, when counted.
         refs: The stash references the replacement names.
+        block: The replacement (counted for the ledger when the journal is settled).
+        same: The replacement equals the block it replaced (a dropped block dropped again): no
+            change for the ledger.
+        touched: The messages a removal took out.
+        marker: The text a removal left in their place (``None``: none).
+        started_ns: When the pass that made the edit started (its span's start).
+        ended_ns: When the edit was made (its span's end).
+        native_seconds: The native counting of the pass up to this edit, not reported before.
     """
 
     kind: str
@@ -180,9 +203,16 @@ class Edit:
     message: Any = None
     index: int | None = None
     position: int | None = None
-    tokens_before: int = 0
+    tokens_before: int | None = None
     tokens_after: int | None = None
     refs: tuple[str, ...] = ()
+    block: Any = None
+    same: bool = False
+    touched: tuple[Any, ...] = ()
+    marker: str | None = None
+    started_ns: int = 0
+    ended_ns: int | None = None
+    native_seconds: float = 0.0
 
 
 def first_difference(before: Sequence[Any], after: Sequence[Any]) -> int:

@@ -39,7 +39,7 @@ from ._persist import (
     still_describes,
     truncate_rule,
 )
-from ._run import AgentState, Run, bound
+from ._run import AgentState, Edit, Run, bound
 from .presets import CONTEXT_MANAGER_PRESETS, MANAGER_PRESETS, resolve_strategies
 from .retrieval_tool import create_retrieval_tool, track_retrieval_calls
 from .stash import Stash
@@ -148,6 +148,7 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         # Some strategy follows the provider's prompt cache (cache_aware, cache_aligned).
         self._follows_cache = any(getattr(s, "uses_prompt_cache", False) for s in self._strategies)
         self._reductions: ReductionLog | None = None
+        self._rule_of: dict[int, int] = {}
         self._recipe: Any = None
         self._clock = clock if clock is not None else _prompt_cache.suspend_counting_clock()
         self._agents = PerAgent()  # agent -> AgentState
@@ -258,6 +259,14 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                     strategy.record_edits(self._recorder)
                 _bind_strategy(strategy, agent, self._stash)
 
+        async def _settle_arrival(event: MessageAddedEvent) -> None:
+            # After the strategies' arrival hooks: the edits they made as the message arrived.
+            state = self._agent_state(event.agent)
+            if state.outside:
+                self._settle(event.agent, state, [])
+
+        agent.hooks.add_callback(MessageAddedEvent, _settle_arrival)
+
         if self._agentic:
             self._bind_agentic(agent)
 
@@ -304,12 +313,17 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
             agent.hooks.add_callback(AgentInitializedEvent, _warn_if_recorded)
             return
         refs = not self._stash_disabled
-        rules = [
-            truncate_rule(s._truncate_config, encoding, refs) if isinstance(s, TruncateStrategy) else drop_rule(refs)
+        ruled = [
+            s
             for s in self._strategies
             if isinstance(s, (TruncateStrategy, DropStrategy)) and not isinstance(s, EmergencyTruncateStrategy)
         ]
+        rules = [
+            truncate_rule(s._truncate_config, encoding, refs) if isinstance(s, TruncateStrategy) else drop_rule(refs)
+            for s in ruled
+        ]
         reductions = self._reductions = ReductionLog(rules)  # how our previews are made: recorded as derived
+        self._rule_of = {id(s): number for number, s in enumerate(ruled)}  # strategy -> its rule in the log
 
         async def _log_arrival(event: MessageAddedEvent) -> None:
             # Registered before every other arrival hook of ours, after the session manager's:
@@ -364,11 +378,16 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
         reductions = self._reductions
         assert reductions is not None
         state = self._agent_state(agent)
+        if state.outside:
+            self._settle(agent, state, [])  # edits made since the last run, not settled yet
         changes = state.changes
         try:
             # The identity pass: what changed since the last model call (the answer, a redaction in place).
             changes.observe(agent.messages)
-            recipe = reductions.recipe(agent.messages, changes.stable_since(state.recipe_epoch))
+            # The journal's replacements are in the log already (_settle): only what the identity passes
+            # saw change is looked through for derived blocks.
+            epoch = state.recipe_epoch
+            recipe = reductions.recipe(agent.messages, changes.stable_since(epoch), changes.seen_stable_since(epoch))
         except Exception:
             reductions.reuse_nothing()
             logger.warning("agent_id=<%s> | recording the reductions failed", agent.agent_id, exc_info=True)
@@ -506,7 +525,36 @@ class ContextManager(_seam.reference_context_manager_class()):  # type: ignore[m
                         run.acted |= await self._apply(strategy, run, measure)
         finally:
             state.changes.settle(messages)
+            self._settle(agent, state, run.journal)
         return run
+
+    def _settle(self, agent: Agent, state: AgentState, journal: list[Edit]) -> None:
+        """Settle the edits our strategies journaled, once: the agent's edits outside a run, then ``journal``.
+
+        Into the savings ledger (counts), and into the reduction log (the previews a rule made, with
+        the references the journal names).
+        """
+        outside = state.outside
+        if outside:
+            state.outside = []
+            self._settle_edits(agent, outside)
+        if journal:
+            self._settle_edits(agent, journal)
+
+    def _settle_edits(self, agent: Agent, edits: list[Edit]) -> None:
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.settle_journal(agent, edits)
+        reductions = self._reductions
+        if reductions is None:
+            return
+        rule_of = self._rule_of
+        try:
+            for edit in edits:
+                if edit.kind == "replace" and edit.index is not None:
+                    reductions.replaced(edit.message, edit.index, rule_of.get(id(edit.strategy)), edit.refs)
+        except Exception:
+            logger.warning("agent_id=<%s> | recording a reduction failed", agent.agent_id, exc_info=True)
 
     async def _apply(self, strategy: Any, context: ContextState, measure: Measure) -> bool:
         """One strategy's pass; a failure is logged and the pipeline goes on."""

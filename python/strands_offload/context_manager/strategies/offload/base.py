@@ -282,29 +282,54 @@ class BaseOffloadStrategy(ABC):
         self._encoding = encoding
 
     def record_edits(self, recorder: EditRecorder | None) -> None:
-        """Report each edit to ``recorder`` (the manager's savings ledger); ``None`` stops it."""
+        """Report summarizer calls to ``recorder`` (the manager's savings ledger); ``None`` stops it.
+
+        Edits are not reported here: they go into the run's journal, which the manager settles.
+        """
         self._recorder = recorder
 
-    def _report_removal(
+    @staticmethod
+    def _journal_for(run: Run | None) -> list[Edit] | None:
+        """Where an edit goes: the run's journal, else (as a message arrives) the agent's edits outside a run.
+
+        ``None`` for a strategy used on its own (no manager): nothing is recorded.
+        """
+        if run is not None:
+            return run.journal
+        state = current_state()
+        return state.outside if state is not None else None
+
+    def _record_removal(
         self,
         context: ContextState,
+        before: list[Any],
         gone: list[Any],
         marker: str | None,
         started: int,
         removed_tokens: int | None = None,
     ) -> None:
-        """Tell the recorder which messages a message-level pass removed, and the marker it left."""
-        if self._recorder is None or not gone:
+        """Record in the run's journal the messages a message-level pass removed, and the marker it left.
+
+        ``before``: the messages as the pass found them; ``removed_tokens``: the pass's own count of
+        the removed messages, when it made one. A caller's own ``ContextState`` keeps no journal.
+        """
+        run = run_of(context)
+        if run is None:
             return
-        agent = context.agent
-        markers = [{"text": marker}] if marker else []
-        try:
-            run = run_of(context)
-            # The run's counting up to this pass (a caller's own ContextState: no run, no native time).
-            native = run.measure.take_native_seconds() if run is not None and run.measure is not None else 0.0
-            self._recorder.messages_removed(agent, self.name, gone, markers, started, removed_tokens, native)
-        except Exception:
-            logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
+        native = run.measure.take_native_seconds() if run.measure is not None else 0.0  # the run's counting so far
+        run.record(
+            Edit(
+                "remove",
+                self,
+                position=first_difference(before, context.messages),
+                tokens_before=removed_tokens,
+                touched=tuple(gone),
+                marker=marker,
+                started_ns=started,
+                ended_ns=now_ns(),
+                native_seconds=native,
+            )
+        )
 
     # ------------------------------------------------------------------ passes
 
@@ -509,21 +534,34 @@ class BaseOffloadStrategy(ABC):
             if freed < self._clear_at_least:
                 logger.debug("strategy=<%s>, freed=<%s> | edit too small for the cache it breaks", self.name, freed)
                 return False
-        recorder = self._recorder
-        edits: list[tuple[Any, Any, Any, int]] | None = [] if recorder is not None else None
+        journal = self._journal_for(run)
+        native = measure.take_native_seconds() if journal is not None else 0.0  # reported with the first edit
+        stash = self._stash
         for message, index, replacement, tokens in plan:
             content = message["content"]
-            if edits is not None:
-                edits.append((message, content[index], replacement, tokens))
+            old = content[index]
             content[index] = replacement
+            if journal is None:
+                continue
+            edit = Edit(
+                "replace",
+                self,
+                message,
+                index,
+                tokens_before=tokens,
+                refs=tuple(stash.refs_for(old, message, index)) if stash else (),
+                block=replacement,
+                same=old == replacement,
+                started_ns=started,
+                ended_ns=now_ns(),
+                native_seconds=native,
+            )
+            native = 0.0
             if run is not None:
-                run.record(Edit("replace", self, message, index, tokens_before=tokens))
+                run.record(edit)
+            else:
+                journal.append(edit)
         measure.blocks_replaced()
-        if recorder is not None and edits is not None:
-            try:
-                recorder.blocks_replaced(agent, self.name, edits, started, measure.take_native_seconds())
-            except Exception:
-                logger.warning("strategy=<%s> | recording an edit failed", self.name, exc_info=True)
         return True
 
     async def _eligible_messages(self, context: ContextState, measure: Measure) -> list[Any]:
@@ -579,10 +617,7 @@ class BaseOffloadStrategy(ABC):
         if marker:
             place_marker(messages, lowest, marker)
         restore_alternation(messages)
-        self._report_removal(context, gone, marker, started)
-        run = run_of(context)
-        if run is not None:
-            run.record(Edit("remove", self, position=first_difference(snapshot, messages)))
+        self._record_removal(context, snapshot, gone, marker, started)
         return True
 
     def _removal_marker(self, count: int) -> str | None:

@@ -13,7 +13,7 @@ from .... import _native
 from ... import _media
 from ..._edits import now_ns
 from ..._measure import Measure
-from ..._run import Edit, PerAgent, bound, current_state, first_difference, run_of
+from ..._run import PerAgent, bound, current_state
 from ...methods.summarize import (
     DEFAULT_SYSTEM_PROMPT,
     flatten_messages,
@@ -258,10 +258,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         marker = format_summarized(f"{removed} messages", tokens, summary)
         place_marker(messages, lowest, marker)
         restore_alternation(messages)
-        self._report_removal(context, gone, marker, started, removed_tokens=tokens)
-        run = run_of(context)
-        if run is not None:
-            run.record(Edit("remove", self, position=first_difference(before, messages), tokens_before=tokens))
+        self._record_removal(context, before, gone, marker, started, removed_tokens=tokens)
         logger.debug("summarized=<%s>, tokens=<%s> | messages summarized", removed, tokens)
         return True
 

@@ -14,7 +14,7 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 
 from ..._edits import now_ns
 from ..._measure import Measure
-from ..._run import Edit, first_difference, run_of
+from ..._run import run_of
 from ...methods.truncate import preview_tokens_of, truncated_block
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
@@ -149,8 +149,5 @@ class EmergencyTruncateStrategy(TruncateStrategy):
         gone = removed_messages(before, messages)
         place_marker(messages, lowest, elided_marker(removed))
         restore_alternation(messages)
-        self._report_removal(context, gone, elided_marker(removed), started)
-        run = run_of(context)
-        if run is not None:
-            run.record(Edit("remove", self, position=first_difference(before, messages)))
+        self._record_removal(context, before, gone, elided_marker(removed), started)
         return True
