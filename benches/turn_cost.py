@@ -251,6 +251,9 @@ def profile(n: int, name: str, rounds: int) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] in (["--help"], ["-h"]):
+        print(__doc__)
+        return
     if argv[:1] == ["--profile"]:
         profile(int(argv[1]), argv[2], int(argv[3]) if len(argv) > 3 else ROUNDS)
         return
