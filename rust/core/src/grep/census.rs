@@ -206,14 +206,21 @@ unsafe fn multi_loop<V: SliceVec>(
 ) -> (usize, u32, usize) {
     let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
     let gate = probes.iter().all(|p| p.gate);
+    let fold = probes.iter().any(|p| p.fold.is_some());
     let c = &mut candidates;
-    let (newlines, mask, slices) = match (probes.len(), gate) {
-        (2, false) => multi_scan::<V, 2, false>(data, at, len, probes, c),
-        (2, true) => multi_scan::<V, 2, true>(data, at, len, probes, c),
-        (3, false) => multi_scan::<V, 3, false>(data, at, len, probes, c),
-        (3, true) => multi_scan::<V, 3, true>(data, at, len, probes, c),
-        (4, false) => multi_scan::<V, 4, false>(data, at, len, probes, c),
-        (4, true) => multi_scan::<V, 4, true>(data, at, len, probes, c),
+    let (newlines, mask, slices) = match (probes.len(), gate, fold) {
+        (2, false, false) => multi_scan::<V, 2, false, false>(data, at, len, probes, c),
+        (2, true, false) => multi_scan::<V, 2, true, false>(data, at, len, probes, c),
+        (2, false, true) => multi_scan::<V, 2, false, true>(data, at, len, probes, c),
+        (2, true, true) => multi_scan::<V, 2, true, true>(data, at, len, probes, c),
+        (3, false, false) => multi_scan::<V, 3, false, false>(data, at, len, probes, c),
+        (3, true, false) => multi_scan::<V, 3, true, false>(data, at, len, probes, c),
+        (3, false, true) => multi_scan::<V, 3, false, true>(data, at, len, probes, c),
+        (3, true, true) => multi_scan::<V, 3, true, true>(data, at, len, probes, c),
+        (4, false, false) => multi_scan::<V, 4, false, false>(data, at, len, probes, c),
+        (4, true, false) => multi_scan::<V, 4, true, false>(data, at, len, probes, c),
+        (4, false, true) => multi_scan::<V, 4, false, true>(data, at, len, probes, c),
+        (4, true, true) => multi_scan::<V, 4, true, true>(data, at, len, probes, c),
         _ => unreachable!("two to four probes"),
     };
     let mut check = |pos: usize| {
@@ -242,13 +249,14 @@ unsafe fn multi_loop<V: SliceVec>(
 
 /// [`block_scan`] for `N` probes: a position is a candidate when one probe's bytes
 /// `i1` and `i2` both sit at their places; with `GATE`, a slice whose vectors hold
-/// no probe's byte `i1` is skipped. Text bytes are always ORed with the folds.
+/// no probe's byte `i1` is skipped. With `FOLD` (some probe folds), text bytes are
+/// ORed with each probe's folds before the compares.
 ///
 /// # Safety
 /// The CPU must have `V`'s instructions, enabled in the calling function.
 #[cfg(any(fast_x86_64, fast_aarch64))]
 #[inline(always)]
-unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool>(
+unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool, const FOLD: bool>(
     data: &[u8],
     at: usize,
     len: usize,
@@ -299,7 +307,8 @@ unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool>(
         let mut near_eq = [zero; N];
         let mut any_near = zero;
         for k in 0..N {
-            near_eq[k] = v.or(near_fold[k]).eq(near[k]);
+            let x = if FOLD { v.or(near_fold[k]) } else { v };
+            near_eq[k] = x.eq(near[k]);
             any_near = any_near.or(near_eq[k]);
         }
         if GATE && !any_near.any_high() {
@@ -319,7 +328,8 @@ unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool>(
                 // every probe, checked just above.
                 let q = unsafe { data.as_ptr().add(start + probes[k].i2 - shift[k]) };
                 let far_v = V::load(q);
-                c = c.or(near_eq[k].and(far_v.or(far_fold[k]).eq(far[k])));
+                let y = if FOLD { far_v.or(far_fold[k]) } else { far_v };
+                c = c.or(near_eq[k].and(y.eq(far[k])));
             }
             if !c.any_high() {
                 continue;

@@ -315,7 +315,7 @@ impl<'m> FollowScan<'m> {
 
 /// The same for several needles, each of whose candidates is checked against all
 /// of them.
-const MULTI_PROBE_BYTES_PER_HIT: usize = 1024;
+const MULTI_PROBE_BYTES_PER_HIT: usize = 2048;
 
 /// A search by the engine of a few lines costs about as much as its scan of this
 /// many more bytes (the search's own set-up).
