@@ -202,6 +202,66 @@ def test_large_bytes_searched_in_windows(pattern: str) -> None:
         assert outcome(search_content, data, **kwargs) == expected, kwargs
 
 
+# Alternations of a few literals and case-insensitive literals are probed inside the indexing
+# read of bytes (several needles at once, case-blind, with the characters outside ASCII that
+# (?i) classes also hold: "İ ı" for i, "ſ" for s, the Kelvin sign for k); the probes give way
+# to windows when hits or candidates get dense. Texts of a few KiB to a few hundred: pieces
+# holding the needles in every case, near misses and those characters.
+PROBE_PIECES = [
+    "error", "ERROR", "Error", "erro", "rror", "warn", "WARNING", "warnİng", "wrn", "timeout", "TİMEOUT",
+    "tımeout", "raise", "except", "EXCEPT", "ask", "aſK", "ab", "ba", "é", "’", "\n", "\n", " ", "x" * 40,
+]  # fmt: skip
+PROBE_ALTERNATIVES = [
+    "error", "warn(ing)?", "warn(?:ing)??", "timeout", "raise", "except", "ab", "ba", "ask", "rr", "k", "xx",
+]  # fmt: skip
+probe_line_st = st.builds(
+    lambda fill, piece, more: "x" * fill + piece + more,
+    st.integers(0, 300),
+    st.sampled_from(PROBE_PIECES),
+    st.lists(st.sampled_from(PROBE_PIECES), max_size=3).map("".join),
+)
+probe_text_st = st.builds(
+    lambda head, lines, n: (head + "\n".join(lines) * n).encode("utf-8"),
+    st.sampled_from(["", "x" * 5000, "é\n" * 3000]),
+    st.lists(probe_line_st, min_size=1, max_size=40),
+    st.integers(1, 100),
+)
+probe_pattern_st = st.builds(
+    lambda flag, alts: flag + "|".join(alts),
+    st.sampled_from(["", "(?i)"]),
+    st.lists(st.sampled_from(PROBE_ALTERNATIVES), min_size=2, max_size=4, unique=True).map(
+        lambda alts: sorted(alts, key=PROBE_ALTERNATIVES[::-1].index)
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=probe_text_st, pattern=probe_pattern_st, context=st.integers(0, 3))
+def test_probed_alternations_and_case_insensitive_literals_match_reference(
+    data: bytes, pattern: str, context: int
+) -> None:
+    text = data.decode("utf-8")
+    for budget in (10_000, 200_000):
+        kwargs: dict[str, Any] = {"pattern": pattern, "context_lines": context, "max_chars": budget}
+        assert outcome(search_content, data, **kwargs) == outcome(ref_search, text, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "pattern", ["error|warn(ing)?", "(?i)error|warn", "(?i)timeout|ask|ab", "raise|except|rr|xx", "(?i)exception"]
+)
+def test_probed_alternatives_found_far_apart(pattern: str) -> None:
+    # Each alternative's matches sparse, at many offsets from the blocks' edges, in a few
+    # hundred KiB: found by the vector probes, not by the checks at the text's ends.
+    pieces = ["warn", "ERROR", "error", "TİMEOUT", "aſK", "ab", "raise", "except", "rr", "xx", "EXCEPTİON"]
+    lines = [
+        "x" * (i * 37 % 301) + (" " + pieces[i % len(pieces)] if i % 7 == 0 else "") + "é" * (i % 3)
+        for i in range(3000)
+    ]
+    text = "\n".join(lines)
+    for kwargs in ({"pattern": pattern}, {"pattern": pattern, "context_lines": 0, "max_chars": 10**6}):
+        assert outcome(search_content, text.encode("utf-8"), **kwargs) == outcome(ref_search, text, **kwargs)
+
+
 # --- inputs, errors and edge cases --------------------------------------------
 
 

@@ -31,6 +31,26 @@ pub(crate) fn block_census(block: &[u8]) -> (usize, u32) {
 #[cfg(any(fast_x86_64, fast_aarch64))]
 const PREFETCH_AHEAD: usize = 1024;
 
+/// How far ahead of a census loop its bytes are also asked into L2: a text out of
+/// cache (in L3 or memory) needs more loads in flight than the L1 prefetch keeps.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+const PREFETCH_FAR: usize = 8192;
+
+/// Asks the 128 bytes at `p` into L2 (a hint: it never faults).
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+fn prefetch_far(p: *const u8) {
+    #[cfg(fast_x86_64)]
+    // SAFETY: a prefetch is a hint and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        _mm_prefetch::<_MM_HINT_T1>(p.cast());
+        _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64).cast());
+    }
+    #[cfg(fast_aarch64)]
+    let _ = p;
+}
+
 #[cfg(fast_x86_64)]
 #[target_feature(enable = "avx2")]
 unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
@@ -53,6 +73,7 @@ unsafe fn census_loop<V: SliceVec>(block: &[u8]) -> (usize, u32) {
     let mut mask = 0u32;
     for (i, slice) in block.chunks_exact(SLICE).enumerate() {
         prefetch_read(slice.as_ptr().wrapping_add(PREFETCH_AHEAD));
+        prefetch_far(slice.as_ptr().wrapping_add(PREFETCH_FAR));
         // SAFETY: `slice` holds 128 bytes.
         let v = V::load(slice.as_ptr());
         counts = V::count(counts, v.eq(newline));
@@ -93,6 +114,238 @@ pub(crate) fn can_probe() -> bool {
         return true;
     }
     cfg!(fast_aarch64)
+}
+
+/// [`block_census_probe`] for one or more probes: with one, `hit(start)` for every
+/// occurrence of its needle starting in the block; with several (at most 4, all
+/// with the same `gate`), `hit(pos)`, ascending, for every position `pos` of the
+/// block that holds byte `i1` of an occurrence of one of their needles (a position
+/// inside the occurrence, so on its line). Also how many candidate positions were
+/// checked against the needles (counted with several probes only, else 0). `None`
+/// where [`can_probe`] is false.
+pub(crate) fn block_census_probes(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probes: &[Probe<'_>],
+    hit: &mut impl FnMut(usize),
+) -> Option<(usize, u32, usize)> {
+    match probes {
+        [one] => block_census_probe(data, at, len, one, hit).map(|(n, m)| (n, m, 0)),
+        _ => block_census_multi(data, at, len, probes, hit),
+    }
+}
+
+fn block_census_multi(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probes: &[Probe<'_>],
+    hit: &mut impl FnMut(usize),
+) -> Option<(usize, u32, usize)> {
+    #[cfg(fast_x86_64)]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return Some(unsafe { block_census_multi_avx2(data, at, len, probes, hit) });
+    }
+    #[cfg(fast_aarch64)]
+    // SAFETY: NEON is in the aarch64 baseline.
+    return Some(unsafe { multi_loop::<super::slice_vec::Neon>(data, at, len, probes, hit) });
+    #[allow(unreachable_code)]
+    {
+        let _ = (data, at, len, probes, hit);
+        None
+    }
+}
+
+#[cfg(fast_x86_64)]
+#[target_feature(enable = "avx2")]
+unsafe fn block_census_multi_avx2(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probes: &[Probe<'_>],
+    hit: &mut impl FnMut(usize),
+) -> (usize, u32, usize) {
+    // SAFETY: the CPU supports AVX2 (this function's own requirement).
+    unsafe { multi_loop::<super::slice_vec::Avx2>(data, at, len, probes, hit) }
+}
+
+/// Whether `data` holds `probe`'s needle with its byte `i1` at `pos` (compared
+/// case-blind where the probe folds).
+#[cfg_attr(not(any(fast_x86_64, fast_aarch64)), allow(dead_code))]
+fn needle_at(data: &[u8], pos: usize, probe: &Probe<'_>) -> bool {
+    let Some(start) = pos.checked_sub(probe.i1) else {
+        return false;
+    };
+    let Some(window) = data.get(start..start + probe.needle.len()) else {
+        return false;
+    };
+    match probe.fold {
+        None => window == probe.needle,
+        Some(fold) => window
+            .iter()
+            .zip(probe.needle)
+            .zip(fold)
+            .all(|((&b, &n), &f)| b | f == n),
+    }
+}
+
+/// [`probe_loop`] for several probes (see [`block_census_probes`]).
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn multi_loop<V: SliceVec>(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probes: &[Probe<'_>],
+    hit: &mut impl FnMut(usize),
+) -> (usize, u32, usize) {
+    let mut candidates = [std::mem::MaybeUninit::<u128>::uninit(); 32];
+    let gate = probes.iter().all(|p| p.gate);
+    let fold = probes.iter().any(|p| p.fold.is_some());
+    let c = &mut candidates;
+    let (newlines, mask, slices) = match (probes.len(), gate, fold) {
+        (2, false, false) => multi_scan::<V, 2, false, false>(data, at, len, probes, c),
+        (2, true, false) => multi_scan::<V, 2, true, false>(data, at, len, probes, c),
+        (2, false, true) => multi_scan::<V, 2, false, true>(data, at, len, probes, c),
+        (2, true, true) => multi_scan::<V, 2, true, true>(data, at, len, probes, c),
+        (3, false, false) => multi_scan::<V, 3, false, false>(data, at, len, probes, c),
+        (3, true, false) => multi_scan::<V, 3, true, false>(data, at, len, probes, c),
+        (3, false, true) => multi_scan::<V, 3, false, true>(data, at, len, probes, c),
+        (3, true, true) => multi_scan::<V, 3, true, true>(data, at, len, probes, c),
+        (4, false, false) => multi_scan::<V, 4, false, false>(data, at, len, probes, c),
+        (4, true, false) => multi_scan::<V, 4, true, false>(data, at, len, probes, c),
+        (4, false, true) => multi_scan::<V, 4, false, true>(data, at, len, probes, c),
+        (4, true, true) => multi_scan::<V, 4, true, true>(data, at, len, probes, c),
+        _ => unreachable!("two to four probes"),
+    };
+    let mut check = |pos: usize| {
+        if probes.iter().any(|p| needle_at(data, pos, p)) {
+            hit(pos);
+        }
+    };
+    let mut slices = slices;
+    let mut checked = 0;
+    while slices != 0 {
+        let slice = slices.trailing_zeros() as usize;
+        slices &= slices - 1;
+        // SAFETY: `multi_scan` wrote the bits of every slice it flags.
+        let mut bits = unsafe { candidates[slice].assume_init() };
+        checked += bits.count_ones() as usize;
+        let start = at + slice * SLICE;
+        while bits != 0 {
+            check(start + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+    let rest = len / SLICE * SLICE;
+    (at + rest..at + len).for_each(check);
+    (newlines, mask, checked + len - rest)
+}
+
+/// [`block_scan`] for `N` probes: a position is a candidate when one probe's bytes
+/// `i1` and `i2` both sit at their places; with `GATE`, a slice whose vectors hold
+/// no probe's byte `i1` is skipped. With `FOLD` (some probe folds), text bytes are
+/// ORed with each probe's folds before the compares.
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool, const FOLD: bool>(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    probes: &[Probe<'_>],
+    candidates: &mut [std::mem::MaybeUninit<u128>; 32],
+) -> (usize, u32, u32) {
+    // No closures in here: they would not inherit the enabled instructions.
+    let zero = V::splat(0);
+    let (mut near, mut near_fold, mut far, mut far_fold) =
+        ([zero; N], [zero; N], [zero; N], [zero; N]);
+    let mut shift = [0usize; N];
+    for k in 0..N {
+        let q = &probes[k];
+        let fold = q.fold.unwrap_or(&[]);
+        near[k] = V::splat(q.needle[q.i1]);
+        near_fold[k] = V::splat(fold.get(q.i1).copied().unwrap_or(0));
+        far[k] = V::splat(q.needle[q.i2]);
+        far_fold[k] = V::splat(fold.get(q.i2).copied().unwrap_or(0));
+        shift[k] = q.i1;
+    }
+    // Probe `k`'s second load of the slice at `start` covers `start + i2 - i1 ..`
+    // (128 bytes): inside the text for every probe when `start` is in
+    // `first_far..=last_far`.
+    let mut first_far = 0;
+    let mut last_far = Some(usize::MAX);
+    for q in probes {
+        first_far = first_far.max(q.i1.saturating_sub(q.i2));
+        last_far = match ((data.len() + q.i1).checked_sub(q.i2 + SLICE), last_far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+    }
+    let newline = V::splat(b'\n');
+    let block = &data[at..at + len];
+    let full = len / SLICE;
+    let mut counts = V::no_counts();
+    let mut mask = 0u32;
+    let mut slices = 0u32;
+    for (i, cand) in candidates.iter_mut().enumerate().take(full) {
+        let start = at + i * SLICE;
+        // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
+        let p = unsafe { block.as_ptr().add(i * SLICE) };
+        prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+        prefetch_far(p.wrapping_add(PREFETCH_FAR));
+        let v = V::load(p);
+        counts = V::count(counts, v.eq(newline));
+        mask |= u32::from(v.any_high()) << i;
+        let mut near_eq = [zero; N];
+        let mut any_near = zero;
+        for k in 0..N {
+            let x = if FOLD { v.or(near_fold[k]) } else { v };
+            near_eq[k] = x.eq(near[k]);
+            any_near = any_near.or(near_eq[k]);
+        }
+        if GATE && !any_near.any_high() {
+            continue;
+        }
+        let in_text = match last_far {
+            Some(last) => start >= first_far && start <= last,
+            None => false,
+        };
+        let bits = if !in_text {
+            // A second load would reach outside the text: every position.
+            u128::MAX
+        } else {
+            let mut c = zero;
+            for k in 0..N {
+                // SAFETY: `start + i2 - i1 ..` plus 128 bytes lies inside `data` for
+                // every probe, checked just above.
+                let q = unsafe { data.as_ptr().add(start + probes[k].i2 - shift[k]) };
+                let far_v = V::load(q);
+                let y = if FOLD { far_v.or(far_fold[k]) } else { far_v };
+                c = c.or(near_eq[k].and(y.eq(far[k])));
+            }
+            if !c.any_high() {
+                continue;
+            }
+            c.bits()
+        };
+        cand.write(bits);
+        slices |= 1 << i;
+    }
+    let mut newlines = V::total(counts);
+    if full * SLICE < len {
+        let (count, last) = block_census_portable(&block[full * SLICE..]);
+        newlines += count;
+        mask |= last << full;
+    }
+    (newlines, mask, slices)
 }
 
 /// [`block_census`] of `data[at..at + len]` that also calls `hit(pos)`, ascending,
@@ -236,6 +489,7 @@ unsafe fn block_scan<V: SliceVec, const GATE: bool, const FOLD: bool>(
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
         prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+        prefetch_far(p.wrapping_add(PREFETCH_FAR));
         let v = V::load(p);
         counts = V::count(counts, v.eq(newline));
         mask |= u32::from(v.any_high()) << i;
@@ -350,6 +604,117 @@ mod tests {
                                 probe_agrees(text, needle, i1, i2, gate);
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs several probes over `text` block by block and checks the census and the
+    /// hits (the positions of byte `i1` of every occurrence, once each, ascending).
+    fn probes_agree(text: &[u8], probes: &[Probe<'_>]) {
+        if !can_probe() {
+            return;
+        }
+        let mut hits = Vec::new();
+        for at in (0..text.len()).step_by(32 * SLICE) {
+            let len = (text.len() - at).min(32 * SLICE);
+            let found = block_census_probes(text, at, len, probes, &mut |s| hits.push(s));
+            let (n, m, _) = found.unwrap();
+            assert_eq!((n, m), block_census(&text[at..at + len]), "{at}");
+        }
+        let mut expected: Vec<usize> = (0..text.len())
+            .flat_map(|s| {
+                probes.iter().filter_map(move |p| {
+                    let w = text.get(s..s + p.needle.len())?;
+                    let fold = p.fold.unwrap_or(&[]);
+                    w.iter()
+                        .enumerate()
+                        .all(|(i, &b)| b | fold.get(i).copied().unwrap_or(0) == p.needle[i])
+                        .then_some(s + p.i1)
+                })
+            })
+            .collect();
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(hits, expected);
+    }
+
+    #[test]
+    fn several_probes_find_every_occurrence_in_order() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for len in [
+            0usize,
+            5,
+            127,
+            128,
+            300,
+            4095,
+            4096,
+            4097,
+            9000,
+            3 * 4096 + 77,
+        ] {
+            let mut text: Vec<u8> = (0..len)
+                .map(|i| match i % 47 {
+                    46 => b'\n',
+                    7 => b'R',
+                    _ => b"abwrnoe"[i * 7 % 7],
+                })
+                .collect();
+            let words: [&[u8]; 5] = [b"error", b"WARN", b"ErRoR", b"warn", b"rror"];
+            for (k, at) in [0, 120, 125, 4090, 4094, 8190, 8193, 8196, len / 2]
+                .into_iter()
+                .enumerate()
+            {
+                let w = words[k % words.len()];
+                if at + w.len() <= len {
+                    text[at..at + w.len()].copy_from_slice(w);
+                }
+            }
+            if len >= 5 {
+                text[len - 5..].copy_from_slice(b"error");
+            }
+            texts.push(text);
+        }
+        texts.push("é\nerror WARN ".repeat(2000).into_bytes());
+        let fold5 = [0x20u8; 5];
+        let fold4 = [0x20u8; 4];
+        for text in &texts {
+            for (i1, i2, j1, j2) in [(0, 4, 3, 0), (4, 1, 1, 2), (2, 3, 0, 3)] {
+                for gate in [false, true] {
+                    for folded in [false, true] {
+                        let e = Probe {
+                            needle: b"error",
+                            fold: folded.then_some(&fold5[..]),
+                            i1,
+                            i2,
+                            gate,
+                        };
+                        let w = Probe {
+                            needle: b"warn",
+                            fold: folded.then_some(&fold4[..]),
+                            i1: j1,
+                            i2: j2,
+                            gate,
+                        };
+                        let r = Probe {
+                            needle: b"rr",
+                            fold: None,
+                            i1: 1,
+                            i2: 0,
+                            gate,
+                        };
+                        let n = Probe {
+                            needle: b"n\n",
+                            fold: None,
+                            i1: 0,
+                            i2: 1,
+                            gate,
+                        };
+                        probes_agree(text, &[e, w]);
+                        probes_agree(text, &[w, e, r]);
+                        probes_agree(text, &[r, e, n, w]);
                     }
                 }
             }

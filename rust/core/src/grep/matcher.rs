@@ -162,12 +162,25 @@ pub struct RegexMatcher {
     prefilter: Option<regex::bytes::Regex>,
     surrogate_exact: bool,
     min_chars: usize,
-    /// The linear pattern as a case-folded ASCII literal, when it is one (see
-    /// [`folded_literal`]).
-    folded: Option<FoldedLiteral>,
+    /// The linear pattern as a few case-folded ASCII literals, when it is one (see
+    /// [`folded_alternatives`]).
+    folded: Option<FoldedSet>,
 }
 
-/// A case-folded ASCII literal (see [`folded_literal`]): the needle with its letters
+/// A few case-folded ASCII literals (see [`folded_alternatives`]): a line holds a
+/// match of the pattern made of ASCII bytes only exactly where it holds one of
+/// `needles` (each the lowercased needle and its per-byte fold, as in
+/// [`FoldedLiteral`]); every other match holds one of `extras` (UTF-8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FoldedSet {
+    pub needles: Vec<(Vec<u8>, Vec<u8>)>,
+    pub extras: Vec<String>,
+}
+
+/// At most this many needles in a [`FoldedSet`] (each is compared in every slice).
+pub(crate) const FOLDED_NEEDLES: usize = 4;
+
+/// A case-folded ASCII literal (see `folded_literal`): the needle with its letters
 /// lowercased; per byte what to OR into a text byte before comparing (`0x20` for a
 /// class of one letter's two cases, 0 otherwise); and the characters outside ASCII
 /// its classes also hold (`(?i)i` also matches `İ` and `ı`), UTF-8 encoded.
@@ -183,8 +196,129 @@ const FOLDED_EXTRAS: u32 = 8;
 /// (`[Ii\x{130}-\x{131}]`): its matches made of ASCII bytes only are exactly where
 /// the needle's bytes sit with each class's byte compared case-blind, and every other
 /// match holds a byte outside ASCII. Anything else (and a plain literal), `None`.
+/// (The matcher takes such patterns through [`folded_alternatives`], which also
+/// accepts plain literals; the tests state the grammar here.)
+#[cfg(test)]
 fn folded_literal(pattern: &str) -> Option<FoldedLiteral> {
-    let p = pattern.as_bytes();
+    let (lower, fold, extras) = folded_sequence(pattern.as_bytes())?;
+    (!extras.is_empty() || fold.contains(&0x20)).then_some((lower, fold, extras))
+}
+
+/// A pattern whose line matches are those of a few case-folded ASCII literals: an
+/// alternation (`(?:A|B)` as the translation writes it, or one alternative alone)
+/// of at most [`FOLDED_NEEDLES`] alternatives, each a sequence `folded_literal`
+/// accepts (case pairs or not) followed by nothing or by optional groups only
+/// (`warn(?:(ing))?`): a line holds a match of such an alternative exactly where it
+/// holds a match of its sequence, which is a match of the alternative itself. Each
+/// needle holds at least two bytes. Anything else, `None`.
+fn folded_alternatives(pattern: &str) -> Option<FoldedSet> {
+    let mut p = pattern.as_bytes();
+    if p.starts_with(b"(?:") && group_end(p, 0) == Some(p.len()) {
+        p = &p[3..p.len() - 1];
+    }
+    let mut needles = Vec::new();
+    let mut extras: Vec<String> = Vec::new();
+    for alt in split_top(p, b'|')? {
+        let (head, tail) = alt.split_at(top_group_start(alt));
+        if !optional_groups(tail) {
+            return None;
+        }
+        let (lower, fold, more) = folded_sequence(head)?;
+        if lower.len() < 2 || needles.len() == FOLDED_NEEDLES {
+            return None;
+        }
+        for c in more {
+            if !extras.contains(&c) {
+                extras.push(c);
+            }
+        }
+        needles.push((lower, fold));
+    }
+    (!needles.is_empty() && extras.len() <= FOLDED_EXTRAS as usize)
+        .then_some(FoldedSet { needles, extras })
+}
+
+/// Where the pattern element starting at `p[i]` ends: past a `\` escape (with the
+/// braces of `\x{..}`), a class `[..]` or a group `(..)`; `None` when unbalanced.
+fn element_end(p: &[u8], i: usize) -> Option<usize> {
+    match *p.get(i)? {
+        b'\\' => {
+            if p.get(i + 1..i + 3) == Some(b"x{") {
+                let close = p[i..].iter().position(|&c| c == b'}')?;
+                Some(i + close + 1)
+            } else {
+                p.get(i + 1).map(|_| i + 2)
+            }
+        }
+        b'[' => {
+            let mut j = i + 1;
+            while *p.get(j)? != b']' {
+                j = element_end(p, j)?;
+            }
+            Some(j + 1)
+        }
+        b'(' => group_end(p, i),
+        _ => Some(i + 1),
+    }
+}
+
+/// Where the group opening at `p[i]` (a `(`) ends, past its `)`.
+fn group_end(p: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while *p.get(j)? != b')' {
+        j = element_end(p, j)?;
+    }
+    Some(j + 1)
+}
+
+/// `p` cut at each `sep` outside escapes, classes and groups.
+fn split_top(p: &[u8], sep: u8) -> Option<Vec<&[u8]>> {
+    let (mut parts, mut from, mut i) = (Vec::new(), 0, 0);
+    while i < p.len() {
+        if p[i] == sep {
+            parts.push(&p[from..i]);
+            from = i + 1;
+            i += 1;
+        } else {
+            i = element_end(p, i)?;
+        }
+    }
+    parts.push(&p[from..]);
+    Some(parts)
+}
+
+/// Where the first group outside escapes and classes starts (`p.len()` if none).
+fn top_group_start(p: &[u8]) -> usize {
+    let mut i = 0;
+    while i < p.len() && p[i] != b'(' {
+        match element_end(p, i) {
+            Some(next) => i = next,
+            None => return p.len(),
+        }
+    }
+    i
+}
+
+/// Whether `p` is only groups each made optional (`(..)?` or `(..)??`).
+fn optional_groups(p: &[u8]) -> bool {
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] != b'(' {
+            return false;
+        }
+        let Some(end) = group_end(p, i) else {
+            return false;
+        };
+        if p.get(end) != Some(&b'?') {
+            return false;
+        }
+        i = end + 1 + usize::from(p.get(end + 1) == Some(&b'?'));
+    }
+    true
+}
+
+/// `folded_literal`'s parse of a sequence, whether it folds any letter or not.
+fn folded_sequence(p: &[u8]) -> Option<FoldedLiteral> {
     let (mut lower, mut fold, mut extras) = (Vec::new(), Vec::new(), Vec::new());
     let mut i = 0;
     while i < p.len() {
@@ -240,7 +374,7 @@ fn folded_literal(pattern: &str) -> Option<FoldedLiteral> {
             i = next;
         }
     }
-    (!extras.is_empty() || fold.contains(&0x20)).then_some((lower, fold, extras))
+    Some((lower, fold, extras))
 }
 
 /// One character at `p[i..]` as the translation writes it: an ASCII letter, digit or
@@ -356,7 +490,7 @@ impl Matcher {
                     (None, None)
                 };
                 let folded = match (&linear, linear_needs_ascii_text) {
-                    (Some(re), false) => folded_literal(re.as_str()),
+                    (Some(re), false) => folded_alternatives(re.as_str()),
                     _ => None,
                 };
                 Ok(Matcher::Regex(RegexMatcher {
@@ -390,15 +524,14 @@ impl Matcher {
         }
     }
 
-    /// For a regular expression whose [`Self::buffer_search`] is a case-folded ASCII
-    /// literal: the lowercased needle, the per-byte fold and the characters outside
-    /// ASCII its classes also hold (see `folded_literal`).
-    pub(crate) fn folded_literal(&self) -> Option<(&[u8], &[u8], &[String])> {
+    /// For a regular expression whose [`Self::buffer_search`] finds the lines of a few
+    /// case-folded ASCII literals: those needles and the characters outside ASCII
+    /// their classes also hold (see `folded_alternatives`).
+    pub(crate) fn folded_set(&self) -> Option<&FoldedSet> {
         match self {
             Matcher::Regex(RegexMatcher {
-                folded: Some((lower, fold, extras)),
-                ..
-            }) => Some((lower, fold, extras)),
+                folded: Some(set), ..
+            }) => Some(set),
             _ => None,
         }
     }
@@ -617,6 +750,65 @@ mod tests {
         ] {
             assert_eq!(folded(p), None, "{p}");
         }
+    }
+
+    #[test]
+    fn folded_alternatives_are_a_few_sequences_with_optional_tails() {
+        let set = |needles: &[(&[u8], &[u8])], extras: &[&str]| FoldedSet {
+            needles: needles
+                .iter()
+                .map(|(n, f)| (n.to_vec(), f.to_vec()))
+                .collect(),
+            extras: extras.iter().map(|&e| e.to_owned()).collect(),
+        };
+        assert_eq!(
+            folded_alternatives("(?:error|warn(?:(ing))?)"),
+            Some(set(&[(b"error", &[0; 5]), (b"warn", &[0; 4])], &[]))
+        );
+        assert_eq!(
+            folded_alternatives("(?:[Aa]b|x[Ss\\x{17F}](?:y)??(z)?)"),
+            Some(set(
+                &[(b"ab", &[0x20, 0]), (b"xs", &[0, 0x20])],
+                &["\u{17F}"]
+            ))
+        );
+        // One alternative alone, with or without a tail.
+        assert_eq!(
+            folded_alternatives("warn(?:(ing))?"),
+            Some(set(&[(b"warn", &[0; 4])], &[]))
+        );
+        assert_eq!(
+            folded_alternatives("[Pp]y"),
+            Some(set(&[(b"py", &[0x20, 0])], &[]))
+        );
+        for p in [
+            "(?:ab|c)",
+            "(?:ab|)",
+            "(?:ab|cd|ef|gh|ij)",
+            "(?:ab|cd)+",
+            "(?:ab|cd)(?:ef)",
+            "(?:ab|cd)x",
+            "ab(?:c)",
+            "ab(?:c)*",
+            "ab(?:c)?x",
+            "a(?:b)?c",
+            "(?:a(?:b|c)d)",
+            "(?:ab|c.)",
+            "(?:ab|[ab]c)",
+            "(?:ab|cd",
+            "(?:ab|cd))",
+            "ab|(?m:^)cd",
+            "[Aa]\\b",
+            "",
+        ] {
+            assert_eq!(folded_alternatives(p), None, "{p}");
+        }
+        // `|` inside a class or an escape does not split.
+        assert_eq!(folded_alternatives("(?:a[|]b)"), None);
+        assert_eq!(
+            folded_alternatives("a\\x{7C}b"),
+            Some(set(&[(b"a|b", &[0; 3])], &[]))
+        );
     }
 
     fn regex(linear: Option<&str>, backtracking: &str) -> Matcher {
