@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import strands_offload
 from _token_samples import ENCODINGS, HYP
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strands_offload import _native
 from strands_offload._native import token_counter
@@ -117,10 +117,27 @@ def test_generated_kinds_match_tiktoken(
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("kind", list(KINDS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_long_texts_of_repeated_pieces_match_tiktoken(
+    tiktoken_encodings: dict[str, Any], name: str, kind: str, data: st.DataObject
+) -> None:
+    # Past 32 KB a counting pass keeps recent pieces and their counts (a memo): drawn texts
+    # repeated in a drawn order, so pieces recur, collide and follow other pieces.
+    parts = data.draw(st.lists(KINDS[kind], min_size=1, max_size=8), label="parts")
+    order = data.draw(st.lists(st.integers(min_value=0, max_value=len(parts) - 1), min_size=1, max_size=50))
+    text = "".join(parts[i] for i in order)
+    text = text * (40_000 // max(len(text.encode()), 1) + 1) if text else text
+    _check(tiktoken_encodings, name, text)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
 @pytest.mark.parametrize("kind", corpus.KINDS)
 def test_bench_corpora_match_tiktoken(tiktoken_encodings: dict[str, Any], name: str, kind: str) -> None:
-    # 30,000 characters of every packaged kind, whole (the merge loop and the scanner on real pieces).
-    _check(tiktoken_encodings, name, corpus.text(kind, 30_000))
+    # 40,000 characters of every packaged kind, whole (the merge loop, the scanner and the memo
+    # of a long counting pass on real pieces).
+    _check(tiktoken_encodings, name, corpus.text(kind, 40_000))
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

@@ -541,11 +541,124 @@ fn count_span(text: &str, bpe: Bpe, start: usize, end: usize) -> Option<usize> {
     let index = TokenIndex::get(bpe);
     let mut pieces = Pieces::starting_at(text, start, bpe);
     let mut total = 0usize;
-    while pieces.offset() < end {
-        let Some(piece) = pieces.next() else { break };
-        total += piece_count(tok, index, piece.as_bytes());
+    if end - start >= MEMO_MIN_BYTES {
+        let mut memo = PieceMemo::new();
+        while pieces.offset() < end && memo.useful() {
+            let Some(piece) = pieces.next() else { break };
+            total += memo.count(tok, index, piece.as_bytes());
+        }
+        while pieces.offset() < end {
+            let Some(piece) = pieces.next() else { break };
+            total += piece_count(tok, index, piece.as_bytes());
+        }
+    } else {
+        while pieces.offset() < end {
+            let Some(piece) = pieces.next() else { break };
+            total += piece_count(tok, index, piece.as_bytes());
+        }
     }
     (pieces.offset() == end).then_some(total)
+}
+
+/// Spans at least this long are counted with a [`PieceMemo`] (below it, setting up its
+/// table costs more than it saves).
+const MEMO_MIN_BYTES: usize = 32 * 1024;
+/// Entries of a [`PieceMemo`] (32 bytes each: 128 KB, which stays in the core's cache).
+const MEMO_SLOTS: usize = 4096;
+/// Shortest piece a [`PieceMemo`] keeps: shorter ones are answered about as fast by the
+/// token index (their bytes are its tag) or the merge loop.
+const MEMO_MIN_PIECE: usize = 6;
+/// Longest piece a [`PieceMemo`] keeps.
+const MEMO_MAX_BYTES: usize = 24;
+
+/// One entry of a [`PieceMemo`]: a piece (zero-padded), its length (0: empty) and count.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct MemoEntry {
+    bytes: [u8; MEMO_MAX_BYTES],
+    len: u32,
+    count: u32,
+}
+
+/// Direct-mapped memo of recent pieces and their token counts, for one counting pass.
+///
+/// Text repeats its pieces (words, indentation, CJK phrases, log fields), and a piece the
+/// memo holds is counted by one lookup in a small table instead of a lookup in the
+/// several-megabyte token index or a run of the byte-pair merge loop. Entries are whole
+/// pieces compared byte for byte, so a count never depends on what the memo holds.
+struct PieceMemo {
+    entries: Vec<MemoEntry>,
+    /// Pieces looked up and found since the last check of the hit rate.
+    probes: u32,
+    hits: u32,
+    useful: bool,
+}
+
+/// A [`PieceMemo`] checks its hit rate every this many lookups, and is given up when
+/// fewer than one in [`MEMO_GIVE_UP`] found its piece (text that rarely repeats a piece,
+/// such as base64 of random bytes, then pays nothing more for it).
+const MEMO_WINDOW: u32 = 4096;
+const MEMO_GIVE_UP: u32 = 8;
+
+impl PieceMemo {
+    fn new() -> PieceMemo {
+        let empty = MemoEntry {
+            bytes: [0; MEMO_MAX_BYTES],
+            len: 0,
+            count: 0,
+        };
+        let mut entries = crate::alloc::vec_with_capacity(MEMO_SLOTS);
+        entries.resize(MEMO_SLOTS, empty);
+        PieceMemo {
+            entries,
+            probes: 0,
+            hits: 0,
+            useful: true,
+        }
+    }
+
+    /// Whether the memo still finds enough pieces to be worth its lookups.
+    #[inline]
+    fn useful(&self) -> bool {
+        self.useful
+    }
+
+    /// Tokens of one piece, from the memo when it holds the piece.
+    #[inline]
+    fn count(&mut self, tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
+        let n = piece.len();
+        if !(MEMO_MIN_PIECE..=MEMO_MAX_BYTES).contains(&n) {
+            return piece_count(tok, index, piece);
+        }
+        let mut key = [0u8; MEMO_MAX_BYTES];
+        key[..n].copy_from_slice(piece);
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&key[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(w)
+        };
+        let h = (word(0) ^ word(1).rotate_left(21) ^ word(2).rotate_left(42) ^ n as u64)
+            .wrapping_mul(MULTIPLIER);
+        let slot = (h >> (64 - MEMO_SLOTS.trailing_zeros())) as usize;
+        self.probes += 1;
+        if self.probes == MEMO_WINDOW {
+            self.useful = self.hits * MEMO_GIVE_UP >= MEMO_WINDOW;
+            self.probes = 0;
+            self.hits = 0;
+        }
+        let entry = &mut self.entries[slot];
+        if entry.len == n as u32 && entry.bytes == key {
+            self.hits += 1;
+            return entry.count as usize;
+        }
+        let count = piece_count(tok, index, piece);
+        *entry = MemoEntry {
+            bytes: key,
+            len: n as u32,
+            count: count as u32,
+        };
+        count
+    }
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -750,6 +863,46 @@ mod tests {
                 }
             }
             assert_eq!(index.lookup(enc, b""), None);
+        }
+    }
+
+    #[test]
+    fn memo_counts_equal_plain_counts() {
+        // Pieces that repeat (memo hits), collide in its slots, sit at its length bounds
+        // (5, 6, 24, 25 bytes), and a stretch of unique pieces that makes it give up.
+        let words = [
+            " because",
+            " becausf",
+            "\u{4e2d}\u{6587}\u{5b57}\u{7b26}",
+            "\u{4e2d}\u{6587}\u{5b57}\u{7b27}",
+            "        ",
+            " hello",
+            " hell",
+            "abcdefghijklmnopqrstuvwx",
+            "abcdefghijklmnopqrstuvwxy",
+            " \u{1f389}\u{1f389}",
+            "12",
+            "\n",
+        ];
+        let mut next = crate::test_rng::xorshift(0x0dd_ba11_cafe_f00d);
+        let mut text = String::new();
+        while text.len() < 3 * MEMO_MIN_BYTES {
+            text.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        for i in 0..40_000u64 {
+            text.push_str(&format!(" q{:x}z", next() ^ i));
+        }
+        for _ in 0..2000 {
+            text.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let tok = bpe.tokenizer();
+            let index = TokenIndex::get(bpe);
+            let plain: usize = Pieces::new(&text, bpe)
+                .map(|p| piece_count(tok, index, p.as_bytes()))
+                .sum();
+            assert_eq!(count_span(&text, bpe, 0, text.len()), Some(plain));
+            assert_eq!(plain, encode(&text, bpe).len());
         }
     }
 
