@@ -85,14 +85,52 @@ fn cjk_letter_len(b: &[u8], i: usize) -> usize {
     }
 }
 
-/// Length (3) of the character at `i` when it is common CJK punctuation (all in
-/// `\p{P}`, outside `\s`, `\p{L}` and `\p{N}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？.
-/// Zero for anything else.
+/// Length of the character at `i` when it is common CJK punctuation or an emoji-block
+/// symbol, all outside `\s`, `\p{L}`, `\p{N}` and `\p{M}` in every Unicode version (so in
+/// the regex's punctuation class); zero for anything else:
+///
+/// * CJK punctuation (`\p{P}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？;
+/// * symbols (`\p{So}`, `\p{Sk}`, or unassigned in their blocks, which is `\p{Cn}`):
+///   U+2600..=U+26FF, U+2700..=U+2775 and U+2794..=U+27BF (not the dingbat digits
+///   U+2776..=U+2793, which are `\p{N}`), regional indicators U+1F1E6..=U+1F1FF, and
+///   U+1F300..=U+1F64F, U+1F680..=U+1F6FF, U+1F900..=U+1F9FF, U+1FA70..=U+1FAFF
+///   (pictographs, faces, skin-tone modifiers, transport, supplemental symbols);
+/// * the zero-width joiner U+200D (`\p{Cf}`) of emoji sequences.
+///
+/// The variation selectors (U+FE0F) are `\p{M}`, a letter class of o200k: not here.
 #[inline]
 fn cjk_punct_len(b: &[u8], i: usize) -> usize {
     match b.get(i..i + 3) {
         Some([0xE3, 0x80, 0x81 | 0x82 | 0x8C..=0x8F]) => 3,
         Some([0xEF, 0xBC, 0x81 | 0x88 | 0x89 | 0x8C | 0x9A | 0x9B | 0x9F]) => 3,
+        Some([0xE2, 0x80, 0x8D]) => 3,
+        Some(&[0xE2, b1 @ 0x98..=0x9E, b2]) => {
+            let cp = 0x2000 | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            if matches!(cp, 0x2600..=0x2775 | 0x2794..=0x27BF) {
+                3
+            } else {
+                0
+            }
+        }
+        Some(&[0xF0, 0x9F, b2]) => match b.get(i + 3) {
+            Some(&b3) => {
+                let cp = 0x1F000 | (u32::from(b2 & 0x3F) << 6) | u32::from(b3 & 0x3F);
+                let symbol = matches!(
+                    cp,
+                    0x1F1E6..=0x1F1FF
+                        | 0x1F300..=0x1F64F
+                        | 0x1F680..=0x1F6FF
+                        | 0x1F900..=0x1F9FF
+                        | 0x1FA70..=0x1FAFF
+                );
+                if symbol {
+                    4
+                } else {
+                    0
+                }
+            }
+            None => 0,
+        },
         _ => 0,
     }
 }
@@ -420,6 +458,16 @@ mod tests {
             "\u{1f389}",
             "\u{85}",
             "\u{3000}",
+            // Emoji-block symbols and their neighbours that are numbers or marks.
+            "\u{200d}",
+            "\u{1f3fd}",
+            "\u{2764}",
+            "\u{fe0f}",
+            "\u{1f1ef}",
+            "\u{2776}",
+            "\u{1f100}",
+            "\u{1faff}",
+            "\u{1f6ff}",
         ];
         let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
