@@ -130,6 +130,11 @@ def test_long_texts_of_repeated_pieces_match_tiktoken(
     text = "".join(parts[i] for i in order)
     text = text * (40_000 // max(len(text.encode()), 1) + 1) if text else text
     _check(tiktoken_encodings, name, text)
+    # A limited count keeps a memo too, once past 32 KB.
+    total = len(tiktoken_encodings[name].encode_ordinary(text))
+    for limit in (total // 2, total - 1, total):
+        if limit >= 0:
+            assert strands_offload.count_tokens(text, name, limit=limit) == (total if total <= limit else limit + 1)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

@@ -669,16 +669,25 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
     let mut total = 0usize;
-    for piece in Pieces::new(text, bpe) {
+    let mut pieces = Pieces::new(text, bpe);
+    // A memo once the pass has gone far enough to pay for setting it up.
+    let mut memo: Option<PieceMemo> = None;
+    while let Some(piece) = pieces.next() {
         // No token is longer than the vocabulary's longest: a piece longer than
         // that many times the tokens left is over the limit without encoding it
         // (a long run of one letter is a single piece).
         if piece.len() > (limit - total).saturating_mul(index.longest) {
             return limit.saturating_add(1);
         }
-        total += piece_count(tok, index, piece.as_bytes());
+        total += match memo.as_mut() {
+            Some(memo) if memo.useful() => memo.count(tok, index, piece.as_bytes()),
+            _ => piece_count(tok, index, piece.as_bytes()),
+        };
         if total > limit {
             return limit.saturating_add(1);
+        }
+        if memo.is_none() && pieces.offset() >= MEMO_MIN_BYTES {
+            memo = Some(PieceMemo::new());
         }
     }
     total
@@ -903,6 +912,10 @@ mod tests {
                 .sum();
             assert_eq!(count_span(&text, bpe, 0, text.len()), Some(plain));
             assert_eq!(plain, encode(&text, bpe).len());
+            for limit in [plain / 3, plain - 1, plain, plain + 1] {
+                let expected = if plain <= limit { plain } else { limit + 1 };
+                assert_eq!(count_with_limit(&text, bpe, limit), expected, "{limit}");
+            }
         }
     }
 
