@@ -151,6 +151,40 @@ fn punct_len(b: &[u8], i: usize) -> usize {
     }
 }
 
+/// End of the run of ASCII lower-case letters (`alpha`: of any case) from `i`.
+///
+/// Eight bytes at a time where eight remain: a byte is in the run when its top bit is
+/// clear and its low seven bits (with bit 5 set for `alpha`, which folds upper case onto
+/// lower case and nothing else onto `a..=z`) lie in `0x61..=0x7A`; adding `0x1F` and
+/// `0x05` to bytes of at most `0x7F` sets their top bits exactly for `>= 0x61` and
+/// `>= 0x7B`, without carries between bytes.
+#[inline]
+fn ascii_run(b: &[u8], mut i: usize, alpha: bool) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    let n = b.len();
+    if i < n && b[i] >= 0x80 {
+        return i; // a CJK letter, in letter runs of CJK text: no load of eight bytes
+    }
+    while i + 8 <= n {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let folded = if alpha { x | (0x20 * ONES) } else { x };
+        let low = folded & (0x7F * ONES);
+        let in_run = (low + 0x1F * ONES) & !(low + 0x05 * ONES) & !x & HIGH;
+        let out = !in_run & HIGH;
+        if out != 0 {
+            return i + (out.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && (b[i].is_ascii_lowercase() || (alpha && b[i].is_ascii_uppercase())) {
+        i += 1;
+    }
+    i
+}
+
 /// End of o200k's letter run starting at `start` (no letter: `start`), or `None` when a
 /// character the scanner does not know ([`is_known`]) would have to be classified.
 ///
@@ -178,9 +212,8 @@ fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
     }
     if e < n && b[e].is_ascii_lowercase() {
         loop {
-            if e < n && b[e].is_ascii_lowercase() {
-                e += 1;
-            } else if cjk_letter_len(b, e) > 0 {
+            e = ascii_run(b, e, false);
+            if cjk_letter_len(b, e) > 0 {
                 e += 3;
             } else {
                 break;
@@ -234,8 +267,13 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
             o200k_letters(b, start)?
         } else {
             let mut e = start;
-            while is_letter(e) {
-                e += if b[e] < 0x80 { 1 } else { 3 };
+            loop {
+                e = ascii_run(b, e, true);
+                if cjk_letter_len(b, e) > 0 {
+                    e += 3;
+                } else {
+                    break;
+                }
             }
             if unknown_at(e) {
                 return None;
@@ -478,6 +516,40 @@ mod tests {
             for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
                 let ours: Vec<&str> = Pieces::new(&s, bpe).collect();
                 assert_eq!(ours, regex_pieces(&s, bpe), "{bpe:?} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_runs_match_a_byte_loop() {
+        let mut next = crate::test_rng::xorshift(0x1234_5678_9abc_def1);
+        for _ in 0..50_000 {
+            let len = (next() % 24) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match next() % 4 {
+                    0 => b'a' + (next() % 26) as u8,
+                    1 => b'A' + (next() % 26) as u8,
+                    2 => [
+                        b'@', b'[', b'`', b'{', b'_', b'~', 0x7F, 0x80, 0xC1, 0xE1, 0xFA, b' ',
+                    ][(next() % 12) as usize],
+                    _ => (next() % 256) as u8,
+                })
+                .collect();
+            for start in 0..=len {
+                for alpha in [false, true] {
+                    let mut e = start;
+                    while e < len
+                        && (bytes[e].is_ascii_lowercase()
+                            || (alpha && bytes[e].is_ascii_uppercase()))
+                    {
+                        e += 1;
+                    }
+                    assert_eq!(
+                        ascii_run(&bytes, start, alpha),
+                        e,
+                        "{bytes:?} {start} {alpha}"
+                    );
+                }
             }
         }
     }
