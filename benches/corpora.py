@@ -102,3 +102,52 @@ def c_headers(size: int) -> str:
     """The C headers under /usr/include (libc's and the -dev packages'), in path order, cut to
     ``size`` bytes: source of another shape than Python's (macros, prototypes, long comments)."""
     return source_files(sorted(Path("/usr/include").rglob("*.h")), size)
+
+
+def _generated_kind(kind: str, size: int) -> str:
+    """``size`` bytes of UTF-8 (never cut inside a character) of a kind the package generates:
+    the same text as ``strands-offload bench``'s rows, the same on every machine and Python."""
+    from strands_offload.bench import corpus
+
+    text = corpus.text(kind, size)  # characters: at least ``size`` bytes
+    return text.encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+@functools.cache
+def base64_random(size: int = MB) -> str:
+    """Base64 of random bytes on one line (a data URI, a JSON field): no word is a token."""
+    return _generated_kind("base64-random", size)
+
+
+@functools.cache
+def cjk_mixed(size: int = MB) -> str:
+    """Chinese, Japanese and Korean sentences mixed with ASCII punctuation, digits and numbers."""
+    return _generated_kind("cjk-mixed", size)
+
+
+@functools.cache
+def emoji_chat(size: int = MB) -> str:
+    """Chat lines heavy with emoji: skin tones, ZWJ families, flags, presentation selectors."""
+    return _generated_kind("emoji-chat", size)
+
+
+@functools.cache
+def hexdump(size: int = MB) -> str:
+    """``xxd``-style dump lines of mixed binary and text bytes."""
+    return _generated_kind("hexdump", size)
+
+
+@functools.cache
+def minified_js(size: int = MB) -> str:
+    """Generated JavaScript without whitespace, as a bundler writes it."""
+    return _generated_kind("minified-js", size)
+
+
+#: The generated kinds of the token benches, by name: 1 MB and 10 MB of each are counted.
+GENERATED = {
+    "base64-random": base64_random,
+    "cjk-mixed": cjk_mixed,
+    "emoji-chat": emoji_chat,
+    "hexdump": hexdump,
+    "minified-js": minified_js,
+}

@@ -123,10 +123,10 @@ def tiktoken_encoding(name: str) -> Any:
 # ---------------------------------------------------------------------------- tokens and previews
 
 
-def _bpe_count(kind: str, size: int) -> tuple[Thunk, Thunk]:
-    encoding = tiktoken_encoding("cl100k_base")
+def _bpe_count(kind: str, size: int, name: str = "cl100k_base") -> tuple[Thunk, Thunk]:
+    encoding = tiktoken_encoding(name)
     text = corpus.text(kind, size)
-    counter = token_counter("cl100k_base")
+    counter = token_counter(name)
     return (lambda: len(encoding.encode_ordinary(text))), (lambda: _native.count_tokens(text, counter))
 
 
@@ -430,10 +430,12 @@ def all_cases(quick: bool = False) -> list[Case]:
     def add(group: str, operation: str, build: Callable[[], tuple[Thunk, Thunk]], same: bool = True) -> None:
         cases.append(Case(group, operation, build, same))
 
-    for kind in corpus.KINDS:
-        for name in ("10KB", slow) if quick else ("10KB", "1MB", "10MB"):
-            size = corpus.SIZES[name]
-            add(f"count cl100k (tiktoken) {kind} {name}", "tokens", partial(_bpe_count, kind, size))
+    for short, encoding in (("cl100k", "cl100k_base"), ("o200k", "o200k_base")):
+        for kind in corpus.KINDS:
+            for name in ("10KB", slow) if quick else ("10KB", "1MB", "10MB"):
+                size = corpus.SIZES[name]
+                group = f"count {short} (tiktoken) {kind} {name}"
+                add(group, "tokens", partial(_bpe_count, kind, size, encoding))
     for name, size in sizes.items():
         add(f"heuristic estimate conversation {name}", "tokens", partial(_estimate, size))
     for kind in ("prose", "cjk"):

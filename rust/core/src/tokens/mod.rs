@@ -156,13 +156,33 @@ pub fn pieces<'a>(text: &'a str, bpe: Bpe) -> impl Iterator<Item = &'a str> + 'a
 /// Open-addressing hash table from token bytes to token id.
 ///
 /// Most pre-tokenizer pieces (words, operators, indentation) are a single token; a
-/// lookup answers those without running the byte-pair encoder, as tiktoken does.
+/// lookup answers those without running the byte-pair encoder, as tiktoken does. The
+/// merge loop of [`merge_small`] asks for every candidate span, most of which are not
+/// tokens, so a miss must be cheap too.
+///
+/// Each slot is one `u64`: the token id plus one in the low [`ID_BITS`] bits (0: empty)
+/// and a 44-bit tag above. A token of up to [`SHORT_KEY_BYTES`] bytes is its own tag
+/// (its bytes and length), so a probe answers it from the slot alone; a longer token's
+/// tag is 43 bits of the hash of its bytes with the top bit set, and a tag match is
+/// confirmed against the vocabulary's bytes. A probe thus reads one slot array, where
+/// comparing each candidate's bytes would read two more arrays of the vocabulary at
+/// random places.
 ///
 /// Two-byte tokens sit in a direct table as well: the merge loop asks for every
-/// adjacent byte pair of a piece, and a 256 KB array stays in cache where the hash
-/// table does not.
+/// adjacent byte pair of a piece, and a 256 KB array stays in cache.
 struct TokenIndex {
-    slots: Vec<u32>,
+    /// Tokens that are one 3-byte UTF-8 character (most CJK characters), by code point
+    /// (U+0800..=U+FFFF, so by its low 16 bits).
+    chars3: Vec<u32>,
+    /// Tokens that are one character of U+1F000..=U+1FFFF (emoji), by its low 12 bits.
+    emoji: Vec<u32>,
+    /// One bit per [`FILTER_BITS`]-bit hash of every token's tag: a clear bit answers
+    /// "not a token" from a table that stays in the core's cache (most spans the merge
+    /// loop asks for are not tokens), where the slots are several megabytes.
+    filter: Vec<u64>,
+    slots: Vec<u64>,
+    /// `64 - log2(slots.len())`: the multiplicative hash keeps the top bits.
+    shift: u32,
     mask: usize,
     pairs: Vec<u32>,
     /// Bytes of the longest token.
@@ -171,7 +191,17 @@ struct TokenIndex {
 
 const EMPTY: u32 = u32::MAX;
 
-fn hash_bytes(bytes: &[u8]) -> usize {
+/// Bits of a slot holding the token id plus one (both vocabularies have fewer than 2^20 tokens).
+const ID_BITS: u32 = 20;
+/// Tokens of at most this many bytes are their own tag.
+const SHORT_KEY_BYTES: usize = 5;
+/// Tag bit of a long token's (hashed) tag; short tags stay below it (40 bits of bytes, 3 of length).
+const LONG_TAG: u64 = 1 << 43;
+const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Bits of the filter's hash (a 512 KB bitset).
+const FILTER_BITS: u32 = 22;
+
+fn hash_bytes(bytes: &[u8]) -> u64 {
     // FxHash-style mixing, 8 bytes at a time.
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h: u64 = bytes.len() as u64;
@@ -187,33 +217,109 @@ fn hash_bytes(bytes: &[u8]) -> usize {
         w[..rest.len()].copy_from_slice(rest);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
     }
-    (h ^ (h >> 29)) as usize
+    h ^ (h >> 29)
+}
+
+/// The bytes of a slice of 1..=5 bytes, little-endian, with its length above them.
+#[inline]
+fn short_tag(b: &[u8]) -> u64 {
+    let n = b.len();
+    let v = if n >= 4 {
+        // Two overlapping 4-byte loads cover 4 or 5 bytes.
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]);
+        u64::from(lo) | u64::from(hi) << (8 * (n - 4))
+    } else {
+        // 1..=3 bytes: first, middle and last (some the same byte, at the same place).
+        u64::from(b[0])
+            | u64::from(b[n / 2]) << (8 * (n / 2))
+            | u64::from(b[n - 1]) << (8 * (n - 1))
+    };
+    v | (n as u64) << 40
+}
+
+/// Index in [`TokenIndex::chars3`] of 3 bytes that are one UTF-8 character's.
+#[inline]
+fn char3_index(b: &[u8]) -> Option<usize> {
+    match *b {
+        [b0 @ 0xE0..=0xEF, b1 @ 0x80..=0xBF, b2 @ 0x80..=0xBF] => Some(
+            usize::from(b0 & 0x0F) << 12 | usize::from(b1 & 0x3F) << 6 | usize::from(b2 & 0x3F),
+        ),
+        _ => None,
+    }
+}
+
+/// Index in [`TokenIndex::emoji`] of 4 bytes that are one character of U+1F000..=U+1FFFF.
+#[inline]
+fn emoji_index(b: &[u8]) -> Option<usize> {
+    match *b {
+        [0xF0, 0x9F, b2 @ 0x80..=0xBF, b3 @ 0x80..=0xBF] => {
+            Some(usize::from(b2 & 0x3F) << 6 | usize::from(b3 & 0x3F))
+        }
+        _ => None,
+    }
+}
+
+/// The tag of a slice of one or more bytes (see [`TokenIndex`]).
+#[inline]
+fn tag_of(b: &[u8]) -> u64 {
+    if b.len() <= SHORT_KEY_BYTES {
+        short_tag(b)
+    } else {
+        (hash_bytes(b) >> 21) | LONG_TAG
+    }
 }
 
 impl TokenIndex {
     fn build(bpe: Bpe) -> TokenIndex {
         let enc = &bpe.tokenizer().bpe;
         let n = enc.num_tokens();
+        debug_assert!(n < (1 << ID_BITS) - 1);
         let size = (n * 2).next_power_of_two();
         let mask = size - 1;
+        let shift = 64 - size.trailing_zeros();
         let mut slots = crate::alloc::vec_with_capacity(size);
-        slots.resize(size, EMPTY);
+        slots.resize(size, 0u64);
         let mut pairs = crate::alloc::vec_with_capacity(1 << 16);
         pairs.resize(1 << 16, EMPTY);
+        let mut chars3 = crate::alloc::vec_with_capacity(1 << 16);
+        chars3.resize(1 << 16, EMPTY);
+        let mut emoji = crate::alloc::vec_with_capacity(1 << 12);
+        emoji.resize(1 << 12, EMPTY);
+        let mut filter = crate::alloc::vec_with_capacity(1 << (FILTER_BITS - 6));
+        filter.resize(1 << (FILTER_BITS - 6), 0u64);
         let mut longest = 0;
         for id in 0..n as u32 {
-            longest = longest.max(enc.token_len(id));
-            if let &[a, b] = enc.token_bytes(id) {
+            let bytes = enc.token_bytes(id);
+            longest = longest.max(bytes.len());
+            if let &[a, b] = bytes {
                 pairs[usize::from(a) << 8 | usize::from(b)] = id;
             }
-            let mut i = hash_bytes(enc.token_bytes(id)) & mask;
-            while slots[i] != EMPTY {
+            if let Some(i) = char3_index(bytes) {
+                chars3[i] = id;
+            }
+            if let Some(i) = emoji_index(bytes) {
+                emoji[i] = id;
+            }
+            if bytes.is_empty() {
+                continue;
+            }
+            let tag = tag_of(bytes);
+            let h = tag.wrapping_mul(MULTIPLIER);
+            let bit = (h >> (64 - FILTER_BITS)) as usize;
+            filter[bit >> 6] |= 1 << (bit & 63);
+            let mut i = (h >> shift) as usize;
+            while slots[i] != 0 {
                 i = (i + 1) & mask;
             }
-            slots[i] = id;
+            slots[i] = tag << ID_BITS | u64::from(id + 1);
         }
         TokenIndex {
+            chars3,
+            emoji,
+            filter,
             slots,
+            shift,
             mask,
             pairs,
             longest,
@@ -235,18 +341,43 @@ impl TokenIndex {
         bpe: &bpe_openai::byte_pair_encoding::BytePairEncoding,
         piece: &[u8],
     ) -> Option<u32> {
-        if let &[a, b] = piece {
-            let id = self.pairs[usize::from(a) << 8 | usize::from(b)];
-            return (id != EMPTY).then_some(id);
+        match piece.len() {
+            0 => return None,
+            2 => {
+                let id = self.pairs[usize::from(piece[0]) << 8 | usize::from(piece[1])];
+                return (id != EMPTY).then_some(id);
+            }
+            3 => {
+                if let Some(i) = char3_index(piece) {
+                    let id = self.chars3[i];
+                    return (id != EMPTY).then_some(id);
+                }
+            }
+            4 => {
+                if let Some(i) = emoji_index(piece) {
+                    let id = self.emoji[i];
+                    return (id != EMPTY).then_some(id);
+                }
+            }
+            _ => {}
         }
-        let mut i = hash_bytes(piece) & self.mask;
+        let tag = tag_of(piece);
+        let h = tag.wrapping_mul(MULTIPLIER);
+        let bit = (h >> (64 - FILTER_BITS)) as usize;
+        if self.filter[bit >> 6] & (1 << (bit & 63)) == 0 {
+            return None;
+        }
+        let mut i = (h >> self.shift) as usize;
         loop {
-            let id = self.slots[i];
-            if id == EMPTY {
+            let slot = self.slots[i];
+            if slot == 0 {
                 return None;
             }
-            if bpe.token_bytes(id) == piece {
-                return Some(id);
+            if slot >> ID_BITS == tag {
+                let id = (slot & ((1 << ID_BITS) - 1)) as u32 - 1;
+                if piece.len() <= SHORT_KEY_BYTES || bpe.token_bytes(id) == piece {
+                    return Some(id);
+                }
             }
             i = (i + 1) & self.mask;
         }
@@ -258,11 +389,13 @@ const MAX_TOKEN_BYTES: usize = 256;
 
 /// Pieces up to this many bytes use the rank-merge loop on the stack; longer ones the
 /// linear-time backtracking encoder of the `bpe` crate. The loop does a table lookup
-/// per byte pair, which beats the encoder's automaton on ASCII runs of up to 32 bytes
-/// (base64, identifiers) but not beyond 8 bytes of multi-byte characters (CJK), where
-/// the automaton takes whole characters per step (measured on the bench corpora).
+/// per candidate span (most answered by the index's direct tables and its filter), which
+/// beats the encoder's automaton on ASCII runs of up to 32 bytes (base64, identifiers)
+/// and on up to 24 bytes of multi-byte characters (CJK, emoji); past that the quadratic
+/// loop loses to the automaton, which takes whole characters per step (measured on the
+/// bench corpora).
 const SMALL_PIECE: usize = 32;
-const SMALL_NON_ASCII_PIECE: usize = 8;
+const SMALL_NON_ASCII_PIECE: usize = 24;
 
 /// Whether a piece of two or more bytes goes to [`merge_small`].
 #[inline]
@@ -408,11 +541,124 @@ fn count_span(text: &str, bpe: Bpe, start: usize, end: usize) -> Option<usize> {
     let index = TokenIndex::get(bpe);
     let mut pieces = Pieces::starting_at(text, start, bpe);
     let mut total = 0usize;
-    while pieces.offset() < end {
-        let Some(piece) = pieces.next() else { break };
-        total += piece_count(tok, index, piece.as_bytes());
+    if end - start >= MEMO_MIN_BYTES {
+        let mut memo = PieceMemo::new();
+        while pieces.offset() < end && memo.useful() {
+            let Some(piece) = pieces.next() else { break };
+            total += memo.count(tok, index, piece.as_bytes());
+        }
+        while pieces.offset() < end {
+            let Some(piece) = pieces.next() else { break };
+            total += piece_count(tok, index, piece.as_bytes());
+        }
+    } else {
+        while pieces.offset() < end {
+            let Some(piece) = pieces.next() else { break };
+            total += piece_count(tok, index, piece.as_bytes());
+        }
     }
     (pieces.offset() == end).then_some(total)
+}
+
+/// Spans at least this long are counted with a [`PieceMemo`] (below it, setting up its
+/// table costs more than it saves).
+const MEMO_MIN_BYTES: usize = 32 * 1024;
+/// Entries of a [`PieceMemo`] (32 bytes each: 128 KB, which stays in the core's cache).
+const MEMO_SLOTS: usize = 4096;
+/// Shortest piece a [`PieceMemo`] keeps: shorter ones are answered about as fast by the
+/// token index (their bytes are its tag) or the merge loop.
+const MEMO_MIN_PIECE: usize = 6;
+/// Longest piece a [`PieceMemo`] keeps.
+const MEMO_MAX_BYTES: usize = 24;
+
+/// One entry of a [`PieceMemo`]: a piece (zero-padded), its length (0: empty) and count.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct MemoEntry {
+    bytes: [u8; MEMO_MAX_BYTES],
+    len: u32,
+    count: u32,
+}
+
+/// Direct-mapped memo of recent pieces and their token counts, for one counting pass.
+///
+/// Text repeats its pieces (words, indentation, CJK phrases, log fields), and a piece the
+/// memo holds is counted by one lookup in a small table instead of a lookup in the
+/// several-megabyte token index or a run of the byte-pair merge loop. Entries are whole
+/// pieces compared byte for byte, so a count never depends on what the memo holds.
+struct PieceMemo {
+    entries: Vec<MemoEntry>,
+    /// Pieces looked up and found since the last check of the hit rate.
+    probes: u32,
+    hits: u32,
+    useful: bool,
+}
+
+/// A [`PieceMemo`] checks its hit rate every this many lookups, and is given up when
+/// fewer than one in [`MEMO_GIVE_UP`] found its piece (text that rarely repeats a piece,
+/// such as base64 of random bytes, then pays nothing more for it).
+const MEMO_WINDOW: u32 = 4096;
+const MEMO_GIVE_UP: u32 = 8;
+
+impl PieceMemo {
+    fn new() -> PieceMemo {
+        let empty = MemoEntry {
+            bytes: [0; MEMO_MAX_BYTES],
+            len: 0,
+            count: 0,
+        };
+        let mut entries = crate::alloc::vec_with_capacity(MEMO_SLOTS);
+        entries.resize(MEMO_SLOTS, empty);
+        PieceMemo {
+            entries,
+            probes: 0,
+            hits: 0,
+            useful: true,
+        }
+    }
+
+    /// Whether the memo still finds enough pieces to be worth its lookups.
+    #[inline]
+    fn useful(&self) -> bool {
+        self.useful
+    }
+
+    /// Tokens of one piece, from the memo when it holds the piece.
+    #[inline]
+    fn count(&mut self, tok: &Tokenizer, index: &TokenIndex, piece: &[u8]) -> usize {
+        let n = piece.len();
+        if !(MEMO_MIN_PIECE..=MEMO_MAX_BYTES).contains(&n) {
+            return piece_count(tok, index, piece);
+        }
+        let mut key = [0u8; MEMO_MAX_BYTES];
+        key[..n].copy_from_slice(piece);
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&key[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(w)
+        };
+        let h = (word(0) ^ word(1).rotate_left(21) ^ word(2).rotate_left(42) ^ n as u64)
+            .wrapping_mul(MULTIPLIER);
+        let slot = (h >> (64 - MEMO_SLOTS.trailing_zeros())) as usize;
+        self.probes += 1;
+        if self.probes == MEMO_WINDOW {
+            self.useful = self.hits * MEMO_GIVE_UP >= MEMO_WINDOW;
+            self.probes = 0;
+            self.hits = 0;
+        }
+        let entry = &mut self.entries[slot];
+        if entry.len == n as u32 && entry.bytes == key {
+            self.hits += 1;
+            return entry.count as usize;
+        }
+        let count = piece_count(tok, index, piece);
+        *entry = MemoEntry {
+            bytes: key,
+            len: n as u32,
+            count: count as u32,
+        };
+        count
+    }
 }
 
 /// Counts tokens but stops once the count passes `limit`.
@@ -423,16 +669,25 @@ pub fn count_with_limit(text: &str, bpe: Bpe, limit: usize) -> usize {
     let tok = bpe.tokenizer();
     let index = TokenIndex::get(bpe);
     let mut total = 0usize;
-    for piece in Pieces::new(text, bpe) {
+    let mut pieces = Pieces::new(text, bpe);
+    // A memo once the pass has gone far enough to pay for setting it up.
+    let mut memo: Option<PieceMemo> = None;
+    while let Some(piece) = pieces.next() {
         // No token is longer than the vocabulary's longest: a piece longer than
         // that many times the tokens left is over the limit without encoding it
         // (a long run of one letter is a single piece).
         if piece.len() > (limit - total).saturating_mul(index.longest) {
             return limit.saturating_add(1);
         }
-        total += piece_count(tok, index, piece.as_bytes());
+        total += match memo.as_mut() {
+            Some(memo) if memo.useful() => memo.count(tok, index, piece.as_bytes()),
+            _ => piece_count(tok, index, piece.as_bytes()),
+        };
         if total > limit {
             return limit.saturating_add(1);
+        }
+        if memo.is_none() && pieces.offset() >= MEMO_MIN_BYTES {
+            memo = Some(PieceMemo::new());
         }
     }
     total
@@ -585,6 +840,83 @@ mod tests {
         assert_eq!(encode("hello world", Bpe::Cl100kBase), vec![15339, 1917]);
         assert_eq!(encode("hello world", Bpe::O200kBase), vec![24912, 2375]);
         assert_eq!(count("a\u{FFFD}b", Bpe::Cl100kBase), 3);
+    }
+
+    #[test]
+    fn index_finds_every_token_and_nothing_else() {
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let enc = &bpe.tokenizer().bpe;
+            let index = TokenIndex::get(bpe);
+            let mut known = std::collections::HashSet::new();
+            for id in 0..enc.num_tokens() as u32 {
+                let bytes = enc.token_bytes(id);
+                assert_eq!(index.lookup(enc, bytes), Some(id), "{bpe:?} {id}");
+                known.insert(bytes.to_vec());
+            }
+            // Spans of every length (and shape: characters, emoji, parts of them) that the
+            // vocabulary may or may not hold: the index agrees with a plain set.
+            let mut next = crate::test_rng::xorshift(0x51ed_2701_f00d_cafe);
+            let alphabet: Vec<u8> = "aZ09+/=. \n\u{4e2d}\u{6587}\u{3042}\u{1f389}\u{1f3fd}\u{200d}"
+                .bytes()
+                .chain([0x80, 0xbf, 0xe4, 0xf0, 0x9f, 0xff])
+                .collect();
+            for _ in 0..200_000 {
+                let len = 1 + (next() % 12) as usize;
+                let span: Vec<u8> = (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect();
+                let found = index.lookup(enc, &span);
+                assert_eq!(found.is_some(), known.contains(&span), "{bpe:?} {span:?}");
+                if let Some(id) = found {
+                    assert_eq!(enc.token_bytes(id), &span[..]);
+                }
+            }
+            assert_eq!(index.lookup(enc, b""), None);
+        }
+    }
+
+    #[test]
+    fn memo_counts_equal_plain_counts() {
+        // Pieces that repeat (memo hits), collide in its slots, sit at its length bounds
+        // (5, 6, 24, 25 bytes), and a stretch of unique pieces that makes it give up.
+        let words = [
+            " because",
+            " becausf",
+            "\u{4e2d}\u{6587}\u{5b57}\u{7b26}",
+            "\u{4e2d}\u{6587}\u{5b57}\u{7b27}",
+            "        ",
+            " hello",
+            " hell",
+            "abcdefghijklmnopqrstuvwx",
+            "abcdefghijklmnopqrstuvwxy",
+            " \u{1f389}\u{1f389}",
+            "12",
+            "\n",
+        ];
+        let mut next = crate::test_rng::xorshift(0x0dd_ba11_cafe_f00d);
+        let mut text = String::new();
+        while text.len() < 3 * MEMO_MIN_BYTES {
+            text.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        for i in 0..40_000u64 {
+            text.push_str(&format!(" q{:x}z", next() ^ i));
+        }
+        for _ in 0..2000 {
+            text.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
+            let tok = bpe.tokenizer();
+            let index = TokenIndex::get(bpe);
+            let plain: usize = Pieces::new(&text, bpe)
+                .map(|p| piece_count(tok, index, p.as_bytes()))
+                .sum();
+            assert_eq!(count_span(&text, bpe, 0, text.len()), Some(plain));
+            assert_eq!(plain, encode(&text, bpe).len());
+            for limit in [plain / 3, plain - 1, plain, plain + 1] {
+                let expected = if plain <= limit { plain } else { limit + 1 };
+                assert_eq!(count_with_limit(&text, bpe, limit), expected, "{limit}");
+            }
+        }
     }
 
     #[test]

@@ -85,14 +85,52 @@ fn cjk_letter_len(b: &[u8], i: usize) -> usize {
     }
 }
 
-/// Length (3) of the character at `i` when it is common CJK punctuation (all in
-/// `\p{P}`, outside `\s`, `\p{L}` and `\p{N}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？.
-/// Zero for anything else.
+/// Length of the character at `i` when it is common CJK punctuation or an emoji-block
+/// symbol, all outside `\s`, `\p{L}`, `\p{N}` and `\p{M}` in every Unicode version (so in
+/// the regex's punctuation class); zero for anything else:
+///
+/// * CJK punctuation (`\p{P}`): 、 。 「 」 『 』 （ ） ， ！ ： ； ？;
+/// * symbols (`\p{So}`, `\p{Sk}`, or unassigned in their blocks, which is `\p{Cn}`):
+///   U+2600..=U+26FF, U+2700..=U+2775 and U+2794..=U+27BF (not the dingbat digits
+///   U+2776..=U+2793, which are `\p{N}`), regional indicators U+1F1E6..=U+1F1FF, and
+///   U+1F300..=U+1F64F, U+1F680..=U+1F6FF, U+1F900..=U+1F9FF, U+1FA70..=U+1FAFF
+///   (pictographs, faces, skin-tone modifiers, transport, supplemental symbols);
+/// * the zero-width joiner U+200D (`\p{Cf}`) of emoji sequences.
+///
+/// The variation selectors (U+FE0F) are `\p{M}`, a letter class of o200k: not here.
 #[inline]
 fn cjk_punct_len(b: &[u8], i: usize) -> usize {
     match b.get(i..i + 3) {
         Some([0xE3, 0x80, 0x81 | 0x82 | 0x8C..=0x8F]) => 3,
         Some([0xEF, 0xBC, 0x81 | 0x88 | 0x89 | 0x8C | 0x9A | 0x9B | 0x9F]) => 3,
+        Some([0xE2, 0x80, 0x8D]) => 3,
+        Some(&[0xE2, b1 @ 0x98..=0x9E, b2]) => {
+            let cp = 0x2000 | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            if matches!(cp, 0x2600..=0x2775 | 0x2794..=0x27BF) {
+                3
+            } else {
+                0
+            }
+        }
+        Some(&[0xF0, 0x9F, b2]) => match b.get(i + 3) {
+            Some(&b3) => {
+                let cp = 0x1F000 | (u32::from(b2 & 0x3F) << 6) | u32::from(b3 & 0x3F);
+                let symbol = matches!(
+                    cp,
+                    0x1F1E6..=0x1F1FF
+                        | 0x1F300..=0x1F64F
+                        | 0x1F680..=0x1F6FF
+                        | 0x1F900..=0x1F9FF
+                        | 0x1FA70..=0x1FAFF
+                );
+                if symbol {
+                    4
+                } else {
+                    0
+                }
+            }
+            None => 0,
+        },
         _ => 0,
     }
 }
@@ -111,6 +149,40 @@ fn punct_len(b: &[u8], i: usize) -> usize {
         Some(_) => cjk_punct_len(b, i),
         None => 0,
     }
+}
+
+/// End of the run of ASCII lower-case letters (`alpha`: of any case) from `i`.
+///
+/// Eight bytes at a time where eight remain: a byte is in the run when its top bit is
+/// clear and its low seven bits (with bit 5 set for `alpha`, which folds upper case onto
+/// lower case and nothing else onto `a..=z`) lie in `0x61..=0x7A`; adding `0x1F` and
+/// `0x05` to bytes of at most `0x7F` sets their top bits exactly for `>= 0x61` and
+/// `>= 0x7B`, without carries between bytes.
+#[inline]
+fn ascii_run(b: &[u8], mut i: usize, alpha: bool) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    let n = b.len();
+    if i < n && b[i] >= 0x80 {
+        return i; // a CJK letter, in letter runs of CJK text: no load of eight bytes
+    }
+    while i + 8 <= n {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let folded = if alpha { x | (0x20 * ONES) } else { x };
+        let low = folded & (0x7F * ONES);
+        let in_run = (low + 0x1F * ONES) & !(low + 0x05 * ONES) & !x & HIGH;
+        let out = !in_run & HIGH;
+        if out != 0 {
+            return i + (out.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && (b[i].is_ascii_lowercase() || (alpha && b[i].is_ascii_uppercase())) {
+        i += 1;
+    }
+    i
 }
 
 /// End of o200k's letter run starting at `start` (no letter: `start`), or `None` when a
@@ -140,9 +212,8 @@ fn o200k_letters(b: &[u8], start: usize) -> Option<usize> {
     }
     if e < n && b[e].is_ascii_lowercase() {
         loop {
-            if e < n && b[e].is_ascii_lowercase() {
-                e += 1;
-            } else if cjk_letter_len(b, e) > 0 {
+            e = ascii_run(b, e, false);
+            if cjk_letter_len(b, e) > 0 {
                 e += 3;
             } else {
                 break;
@@ -196,8 +267,13 @@ fn scan_ascii(b: &[u8], pos: usize, o200k: bool) -> Option<usize> {
             o200k_letters(b, start)?
         } else {
             let mut e = start;
-            while is_letter(e) {
-                e += if b[e] < 0x80 { 1 } else { 3 };
+            loop {
+                e = ascii_run(b, e, true);
+                if cjk_letter_len(b, e) > 0 {
+                    e += 3;
+                } else {
+                    break;
+                }
             }
             if unknown_at(e) {
                 return None;
@@ -420,6 +496,16 @@ mod tests {
             "\u{1f389}",
             "\u{85}",
             "\u{3000}",
+            // Emoji-block symbols and their neighbours that are numbers or marks.
+            "\u{200d}",
+            "\u{1f3fd}",
+            "\u{2764}",
+            "\u{fe0f}",
+            "\u{1f1ef}",
+            "\u{2776}",
+            "\u{1f100}",
+            "\u{1faff}",
+            "\u{1f6ff}",
         ];
         let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
@@ -430,6 +516,40 @@ mod tests {
             for bpe in [Bpe::Cl100kBase, Bpe::O200kBase] {
                 let ours: Vec<&str> = Pieces::new(&s, bpe).collect();
                 assert_eq!(ours, regex_pieces(&s, bpe), "{bpe:?} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_runs_match_a_byte_loop() {
+        let mut next = crate::test_rng::xorshift(0x1234_5678_9abc_def1);
+        for _ in 0..50_000 {
+            let len = (next() % 24) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match next() % 4 {
+                    0 => b'a' + (next() % 26) as u8,
+                    1 => b'A' + (next() % 26) as u8,
+                    2 => [
+                        b'@', b'[', b'`', b'{', b'_', b'~', 0x7F, 0x80, 0xC1, 0xE1, 0xFA, b' ',
+                    ][(next() % 12) as usize],
+                    _ => (next() % 256) as u8,
+                })
+                .collect();
+            for start in 0..=len {
+                for alpha in [false, true] {
+                    let mut e = start;
+                    while e < len
+                        && (bytes[e].is_ascii_lowercase()
+                            || (alpha && bytes[e].is_ascii_uppercase()))
+                    {
+                        e += 1;
+                    }
+                    assert_eq!(
+                        ascii_run(&bytes, start, alpha),
+                        e,
+                        "{bytes:?} {start} {alpha}"
+                    );
+                }
             }
         }
     }
