@@ -205,6 +205,29 @@ def test_ascii_bytes_in_every_position(raw: bytes) -> None:
     assert json_dumps(text) == json.dumps(text)
 
 
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\x01", "\x1f", "\x7f", "\x80", "\u00e9", "\u20ac", "\U0001f600"])
+def test_one_escape_at_every_position_of_strings_up_to_70_units(special: str) -> None:
+    # Short and medium strings (up to 64 bytes) are copied and tested as whole
+    # blocks: an escape in any position, in the first block, the overlapping
+    # last one or between, must send the string to the general path.
+    texts = [""] + ["a" * n for n in range(1, 71)]
+    texts += ["x" * at + special + "y" * (n - at - 1) for n in range(1, 71) for at in range(n)]
+    assert json_dumps(texts) == json.dumps(texts)
+    as_keys = {t: t for t in texts}
+    assert json_dumps(as_keys) == json.dumps(as_keys)
+    assert json_dumps(as_keys, indent=2) == json.dumps(as_keys, indent=2)
+    assert json_dumps_len(as_keys) == len(json.dumps(as_keys))
+
+
+def test_booleans_in_every_order() -> None:
+    rng = random.Random(5)
+    flags = [rng.random() < 0.5 for _ in range(10_000)]
+    obj = [flags, {"t": True, "f": False, "n": None, "1": 1}, [True, 1, False, 0, None]]
+    assert_same(obj)
+    assert_same(obj, 2)
+    assert json_dumps_len(obj) == len(json.dumps(obj))
+
+
 def test_every_bmp_code_point_and_some_astral() -> None:
     text = "".join(map(chr, range(0x10000))) + "".join(chr(c) for c in range(0x10000, 0x110000, 997))
     assert json_dumps(text) == json.dumps(text)
@@ -442,6 +465,68 @@ def test_too_deep_raises_recursion_error_without_crashing(kind: str) -> None:
         json_dumps(obj, indent=2)
     with pytest.raises(RecursionError):
         json_dumps_len(obj)
+
+
+def _recursion_headroom() -> int:
+    def dive(n: int) -> int:
+        try:
+            return dive(n + 1)
+        except RecursionError:
+            return n
+
+    return dive(0)
+
+
+def test_python_code_run_mid_walk_sees_the_recursion_count_of_the_open_containers() -> None:
+    # The walk counts a nesting level once, the first time it reaches it, and
+    # leaves the count up as containers close; before Python code runs (a dict
+    # subclass's items()), the count comes back down to the open containers.
+    # So a deep sibling written before must not shrink the room that code has.
+    seen: list[int] = []
+
+    class Probe(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            seen.append(_recursion_headroom())
+            return super().items()
+
+    deep: Any = 0
+    for _ in range(60):
+        deep = [{"k": deep}]
+    for indent in (None, 2):
+        seen.clear()
+        alone = [Probe(a=1)]
+        after_deep = [deep, Probe(a=1)]
+        assert json_dumps(alone, indent=indent) == json.dumps(alone, indent=indent)
+        assert json_dumps(after_deep, indent=indent) == json.dumps(after_deep, indent=indent)
+        # ours alone, json alone, ours after the deep sibling, json after it
+        assert seen[0] == seen[2] and seen[1] == seen[3], seen
+
+
+def test_recursion_error_at_the_same_depth_after_shallower_siblings() -> None:
+    # The depth json_dumps accepts here, found alone, is accepted (and one more refused) after
+    # siblings that reached other depths first.
+    def nested(n: int) -> Any:
+        obj: Any = 0
+        for _ in range(n):
+            obj = [obj]
+        return obj
+
+    def accepts(obj: Any) -> bool:
+        try:
+            json_dumps(obj)
+        except RecursionError:
+            return False
+        return True
+
+    low, high = 1, 100_000
+    while low < high:  # the deepest single path accepted
+        mid = (low + high + 1) // 2
+        if accepts([nested(mid)]):
+            low = mid
+        else:
+            high = mid - 1
+    assert accepts([nested(10), nested(low // 2), nested(low)])
+    assert not accepts([nested(10), nested(low // 2), nested(low + 1)])
 
 
 def test_recursion_limit_raised_far_still_does_not_crash() -> None:
@@ -774,7 +859,7 @@ def _shapes() -> Any:
     return json_shapes
 
 
-@pytest.mark.parametrize("shape", ["api", "chartable", "cjk", "events", "floats"])
+@pytest.mark.parametrize("shape", ["api", "chartable", "cjk", "events", "floats", "floatrecs"])
 @pytest.mark.parametrize("seed", [7, 8])
 def test_bench_document_shapes_match_json_dumps(shape: str, seed: int) -> None:
     document = _shapes().build_shape(shape, 150_000, seed)

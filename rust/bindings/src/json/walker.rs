@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use super::errors::{bad_key, not_serializable};
 use super::guard::OpenPath;
 use super::numbers::{exact_float, exact_int};
-use super::objects::{own_iter, prefetch, Dict, Items, List, Owned, Tuple};
+use super::objects::{own_iter, prefetch, prefetch_inner, Dict, Items, List, Owned, Tuple};
 use super::text::{text_of, units_in_place};
 
 /// Items fetched (and prefetched) at a time from a container.
@@ -119,6 +119,17 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 None => self.int(obj, false),
             };
         }
+        // `bool` by its type (its only instances are the two singletons):
+        // one predictable test, where testing the two addresses mispredicts
+        // on every other value of a column of booleans.
+        if tp == &raw mut ffi::PyBool_Type {
+            self.w.boolean(obj == ffi::Py_True());
+            return Ok(());
+        }
+        if obj == ffi::Py_None() {
+            self.w.null();
+            return Ok(());
+        }
         if tp == &raw mut ffi::PyFloat_Type {
             return match exact_float(obj) {
                 Some(v) => {
@@ -127,14 +138,6 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 }
                 None => self.float(obj, false),
             };
-        }
-        if obj == ffi::Py_None() {
-            self.w.null();
-            return Ok(());
-        }
-        if obj == ffi::Py_True() || obj == ffi::Py_False() {
-            self.w.boolean(obj == ffi::Py_True());
-            return Ok(());
         }
         self.container_or_other(obj)
     }
@@ -180,6 +183,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         if ffi::PyDict_Check(obj) != 0 {
             return self.dict_subclass(obj);
         }
+        // Python code (a `__class__` property) may run: settle the count first.
+        self.path.settle();
         Err(not_serializable(self.py, obj).into())
     }
 
@@ -284,6 +289,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         } else if ffi::PyLong_Check(key) != 0 {
             self.int(key, true)?;
         } else {
+            // Asks `json` itself: settle the recursion count first.
+            self.path.settle();
             return Err(bad_key(self.py, key, self.indent_arg.as_ref()).into());
         }
         self.w.colon();
@@ -357,7 +364,11 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             if n == 0 {
                 return Ok(());
             }
-            for &item in &batch[..n] {
+            for j in 0..n {
+                let item = batch[j];
+                if j + 1 < n {
+                    prefetch_inner(batch[j + 1]);
+                }
                 let calls = self.python_calls;
                 self.w.item(next == 0);
                 self.value(item)?;
@@ -546,6 +557,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
         let mut first = true;
         loop {
+            // Values written since the last item may have counted deeper levels.
+            self.path.settle();
             let Some(item) = Owned::new(ffi::PyIter_Next(iter.0)) else {
                 if !ffi::PyErr_Occurred().is_null() {
                     return Err(fetch(self.py).into());

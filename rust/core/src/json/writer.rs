@@ -27,6 +27,12 @@ pub trait Sink {
         self.raw(buf.format_finite(x).as_bytes());
     }
 
+    /// Append `true` or `false`.
+    #[inline]
+    fn boolean(&mut self, v: bool) {
+        self.raw(if v { b"true" } else { b"false" });
+    }
+
     /// Append the decimal text of `v`.
     #[inline]
     fn int(&mut self, v: i64) {
@@ -205,6 +211,21 @@ impl<B: ByteBuf> Sink for B {
         }
     }
 
+    /// One eight-byte store of either word and a length picked without a
+    /// branch: in a document the two alternate unpredictably.
+    #[inline(always)]
+    fn boolean(&mut self, v: bool) {
+        const TRUE: u64 = u64::from_le_bytes(*b"true\0\0\0\0");
+        const FALSE: u64 = u64::from_le_bytes(*b"false\0\0\0");
+        let (word, n) = if v { (TRUE, 4) } else { (FALSE, 5) };
+        let dst = self.room(8);
+        // SAFETY: eight bytes of room; the word's first `n` bytes are committed.
+        unsafe {
+            std::ptr::write_unaligned(dst.cast::<u64>(), word.to_le());
+            self.commit(n);
+        }
+    }
+
     /// Digits stored straight into the buffer: no stack copy, no variable-length copy.
     #[inline(always)]
     fn int(&mut self, v: i64) {
@@ -301,9 +322,17 @@ impl<S: Sink> JsonWriter<S> {
         self.depth = depth;
         if self.indented {
             self.line_len = 1 + self.indent.len() * depth;
-            while self.breaks.len() < 1 + self.line_len {
-                crate::alloc::extend(&mut self.breaks, &self.indent);
+            if self.breaks.len() < 1 + self.line_len {
+                self.extend_breaks();
             }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn extend_breaks(&mut self) {
+        while self.breaks.len() < 1 + self.line_len {
+            crate::alloc::extend(&mut self.breaks, &self.indent);
         }
     }
 
@@ -323,22 +352,26 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write `[]`.
+    #[inline(always)]
     pub fn empty_array(&mut self) {
         self.sink.raw(b"[]");
     }
 
     /// Write `{}`.
+    #[inline(always)]
     pub fn empty_object(&mut self) {
         self.sink.raw(b"{}");
     }
 
     /// Open a non-empty array.
+    #[inline(always)]
     pub fn begin_array(&mut self) {
         self.sink.byte(b'[');
         self.set_depth(self.depth + 1);
     }
 
     /// Close an array opened with [`JsonWriter::begin_array`].
+    #[inline(always)]
     pub fn end_array(&mut self) {
         self.set_depth(self.depth.saturating_sub(1));
         self.newline();
@@ -346,12 +379,14 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Open a non-empty object.
+    #[inline(always)]
     pub fn begin_object(&mut self) {
         self.sink.byte(b'{');
         self.set_depth(self.depth + 1);
     }
 
     /// Close an object opened with [`JsonWriter::begin_object`].
+    #[inline(always)]
     pub fn end_object(&mut self) {
         self.set_depth(self.depth.saturating_sub(1));
         self.newline();
@@ -385,9 +420,9 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write `true` or `false`.
-    #[inline]
+    #[inline(always)]
     pub fn boolean(&mut self, v: bool) {
-        self.sink.raw(if v { b"true" } else { b"false" });
+        self.sink.boolean(v);
     }
 
     /// Write an integer.
