@@ -261,8 +261,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     #[inline(always)]
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
-            if let Some(entry) = self.keys.0.get(key as usize) {
-                self.w.raw(entry);
+            if let Some((block, n)) = self.keys.0.get_padded(key as usize) {
+                self.w.padded(block, n);
                 return Ok(());
             }
             return self.exact_str_key(key);
@@ -404,19 +404,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let mut pos: ffi::Py_ssize_t = 0;
         let mut first = true;
         loop {
-            let mut n = 0;
-            while n < BATCH {
-                let Some((k, v)) = dict.next(&mut pos) else {
-                    break;
-                };
-                prefetch(v);
-                keys[n] = k;
-                values[n] = v;
-                resume[n] = pos;
-                n += 1;
-            }
+            let n = dict.fill(&mut pos, &mut keys, &mut values, &mut resume);
             if n == 0 {
                 return Ok(());
+            }
+            for &v in &values[..n] {
+                prefetch(v);
             }
             for j in 0..n {
                 let calls = self.python_calls;

@@ -2,6 +2,7 @@
 //! over a [`Sink`] that either collects the text or only counts it.
 
 use super::escape::{escape_raw, escape_room, escaped_len, Units};
+use super::key_cache::{ENTRY as KEY_ENTRY, PADDED as KEY_PADDED};
 use super::number::{
     i64_len, put_i64, shortest_in_place, write_float, write_i64, I64_MAX_LEN, SHORTEST_ROOM,
 };
@@ -25,6 +26,12 @@ pub trait Sink {
     fn shortest(&mut self, x: f64) {
         let mut buf = zmij::Buffer::new();
         self.raw(buf.format_finite(x).as_bytes());
+    }
+
+    /// Append the first `n` bytes of `block` (`n <= block.len()`).
+    #[inline]
+    fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        self.raw(&block[..n]);
     }
 
     /// Append `true` or `false`.
@@ -207,6 +214,24 @@ impl<B: ByteBuf> Sink for B {
         // SAFETY: `room` gave the room zmij's buffer takes; the text's length is committed.
         unsafe {
             let n = shortest_in_place(dst, x);
+            self.commit(n);
+        }
+    }
+
+    /// Up to [`KEY_PADDED`] bytes as one fixed-size copy (the block is at
+    /// least that long; the bytes past `n` land beyond the length and mean
+    /// nothing): the cached keys of a record differ in length from one to
+    /// the next, and a copy sized by length mispredicts on them.
+    #[inline(always)]
+    fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        if n > KEY_PADDED {
+            return self.raw(&block[..n.min(KEY_ENTRY)]);
+        }
+        let dst = self.room(KEY_PADDED);
+        // SAFETY: `room` gave KEY_PADDED bytes, the block has at least as
+        // many; `n` of them are committed.
+        unsafe {
+            std::ptr::copy_nonoverlapping(block.as_ptr(), dst, KEY_PADDED);
             self.commit(n);
         }
     }
@@ -434,6 +459,12 @@ impl<S: Sink> JsonWriter<S> {
     /// Write a float as Python's repr (`NaN`, `Infinity`, `-Infinity` included).
     pub fn float(&mut self, v: f64) {
         write_float(&mut self.sink, v);
+    }
+
+    /// Write the first `n` bytes of a key cache slot (see [`Sink::padded`]).
+    #[inline(always)]
+    pub fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        self.sink.padded(block, n);
     }
 
     /// Write number text produced elsewhere (for example a big integer's digits).
