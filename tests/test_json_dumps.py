@@ -288,6 +288,39 @@ def test_float_repr_random_bit_patterns() -> None:
     assert json_dumps_len(floats) == len(json.dumps(floats))
 
 
+def test_float_repr_at_every_boundary_and_magnitude() -> None:
+    """Each side of the places where repr's layout changes (1e16, 1e-4 / 1e-5, the subnormal
+    range, zero's sign), whole numbers around them, and 17-digit mantissas at every exponent."""
+    edges = [0.0, 5e-324, 2.2250738585072014e-308, 1e-5, 1e-4, 1e16, 1e15, 1e17, 1e22, 1e23, 2.0**53, 1.0]
+    floats: list[float] = []
+    for edge in edges:
+        x = edge
+        for _ in range(4):
+            x = math.nextafter(x, math.inf)
+            floats.append(x)
+        x = edge
+        for _ in range(4):
+            x = math.nextafter(x, 0.0)
+            floats.append(x)
+        floats.append(edge)
+    floats += [float(n) for n in range(-1000, 1000)]
+    floats += [9999999999999998.0, 9999999999999999.0, 1e16 - 2, 1e16 + 2, 123456789012345680.0]
+    rng = random.Random(11)
+    for exponent in range(-330, 309):
+        mantissa = 1 + rng.getrandbits(52) / 2**52
+        floats.append(mantissa * 10.0**exponent if exponent > -308 else mantissa * 5e-324 * 2 ** rng.randint(0, 52))
+    floats += [float(f"{rng.randint(1, 99)}e{e}") for e in range(-325, 309)]
+    floats += [struct.unpack("<d", rng.getrandbits(52).to_bytes(8, "little"))[0] for _ in range(2_000)]
+    floats += [-x for x in floats]
+    assert any(str(x) == "-0.0" for x in floats)
+    assert_same(floats)
+    assert_same(floats, 2)
+    records = [{"t": x, "v": -x, "lo": x / 3, "hi": x * 3} for x in floats]
+    assert_same(records)
+    assert_same({repr(x): x for x in floats}, 2)
+    assert json_dumps_len(records) == len(json.dumps(records))
+
+
 def test_big_and_edge_ints() -> None:
     ints = [0, -1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**64, 10**100, -(10**300), MyInt(2**90)]
     # The edges of the one- and two-digit ints read in place (30-bit digits), both signs.
