@@ -4,7 +4,8 @@
 use super::escape::{escape_raw, escape_room, escaped_len, Units};
 use super::key_cache::{ENTRY as KEY_ENTRY, PADDED as KEY_PADDED};
 use super::number::{
-    i64_len, put_i64, shortest_in_place, write_float, write_i64, I64_MAX_LEN, SHORTEST_ROOM,
+    i64_len, put_i64, shortest_in_place, tiny_in_place, write_float, write_i64,
+    write_zmij_as_python, I64_MAX_LEN, SHORTEST_ROOM, TINY_ROOM,
 };
 
 /// Where JSON text goes: a byte buffer, or a counter.
@@ -26,6 +27,13 @@ pub trait Sink {
     fn shortest(&mut self, x: f64) {
         let mut buf = zmij::Buffer::new();
         self.raw(buf.format_finite(x).as_bytes());
+    }
+
+    /// Append Python's repr of a finite, nonzero `x` below 1e-4 in magnitude.
+    #[inline]
+    fn tiny(&mut self, x: f64) {
+        let mut buf = zmij::Buffer::new();
+        write_zmij_as_python(self, x, buf.format_finite(x).as_bytes());
     }
 
     /// Append the first `n` bytes of `block` (`n <= block.len()`).
@@ -214,6 +222,17 @@ impl<B: ByteBuf> Sink for B {
         // SAFETY: `room` gave the room zmij's buffer takes; the text's length is committed.
         unsafe {
             let n = shortest_in_place(dst, x);
+            self.commit(n);
+        }
+    }
+
+    /// zmij's text written in place and fixed there (see [`tiny_in_place`]).
+    #[inline(always)]
+    fn tiny(&mut self, x: f64) {
+        let dst = self.room(TINY_ROOM);
+        // SAFETY: `room` gave the room `tiny_in_place` takes; the text's length is committed.
+        unsafe {
+            let n = tiny_in_place(dst, x);
             self.commit(n);
         }
     }
