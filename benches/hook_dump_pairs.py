@@ -7,6 +7,9 @@ in-memory storage, inside a real Agent, as ``tool_call_pairs.py`` does), the oth
 ``json_dumps(document, indent=2)`` of the same document. Each child loads the API-records document
 (``json_shapes``, 10,000,000 bytes compact) with ``json.loads`` before every round and reports the
 median of its rounds and the growth of its resident high-water mark during the first round.
+The dump's child keeps every text it made, as the hook's storage keeps what it stores: a text
+dropped after its round gives its pages to the next one, which then writes into memory already
+backed, a saving the hook (whose stored bytes stay) cannot have (``--drop-dumps`` measures it so).
 
 Printed: per pair, hook over dump and the hook's peak growth over the bytes stored; then the
 medians over pairs, and (``--reference-pairs``, 0 to skip) the reference's hook over ours from
@@ -44,9 +47,13 @@ def high_water_mark():
         line = next(line for line in status if line.startswith("VmHWM:"))
     return int(line.split()[1]) * 1024
 
-if member == "dump":
+kept = []
+if member in ("dump", "dump-dropped"):
     def run(content):
-        return json_dumps(content[0]["json"], indent=2)
+        text = json_dumps(content[0]["json"], indent=2)
+        if member == "dump":
+            kept.append(text)  # as the hook's storage keeps what it stores
+        return text
     json_dumps({"warm": "up " * 50_000}, indent=2)
 else:
     plugin = _plugin("reference" if member == "reference" else "native")
@@ -67,7 +74,7 @@ for i in range(rounds):
     if growth is None:
         growth = high_water_mark() - before
         stored = len(json.dumps(content[0]["json"], indent=2).encode())
-    if member != "dump":
+    if not member.startswith("dump"):
         assert result["content"][0]["text"].startswith("[Offloaded: 1 blocks, ~"), result["content"][0]["text"][:80]
     del content, result
 print(json.dumps({"median": statistics.median(seconds), "seconds": seconds, "growth": growth, "stored": stored}))
@@ -90,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=15, help="hook/dump process pairs")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per process (each on a fresh document)")
     parser.add_argument("--reference-pairs", type=int, default=3, help="reference/ours process pairs (0: none)")
+    parser.add_argument("--drop-dumps", action="store_true", help="the dump's child drops each text after its round")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
 
@@ -102,9 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pairs = []
         for i in range(args.pairs):
-            order = ("dump", "native") if i % 2 == 0 else ("native", "dump")
+            dump_member = "dump-dropped" if args.drop_dumps else "dump"
+            order = (dump_member, "native") if i % 2 == 0 else ("native", dump_member)
             runs = {member: _child(member, path, args.rounds) for member in order}
-            hook, dump = runs["native"], runs["dump"]
+            hook, dump = runs["native"], runs[dump_member]
             pair = {
                 "hook": hook,
                 "dump": dump,
