@@ -136,29 +136,6 @@ pub(crate) fn prefetch(p: *mut ffi::PyObject) {
     offload_core::arch::prefetch_read(p.cast::<u8>().cast_const());
 }
 
-/// Ask the CPU to start loading what writing `p` reads next, one level
-/// down: an exact dict's keys table (its entries), a list's item array. For
-/// the item or member after the one being written, whose header was
-/// prefetched with its batch: by the time the walk reaches it, the table
-/// its members are read from is on its way too.
-///
-/// # Safety
-/// `p` must be a live object and the GIL held.
-#[inline(always)]
-pub(crate) unsafe fn prefetch_inner(p: *mut ffi::PyObject) {
-    let tp = ffi::Py_TYPE(p);
-    if tp == &raw mut ffi::PyDict_Type {
-        // The header, the indices and the first entries of a small table.
-        let keys = (*p.cast::<DictHead>()).keys;
-        offload_core::arch::prefetch_read(keys);
-        offload_core::arch::prefetch_read(keys.wrapping_add(128));
-    } else if tp == &raw mut ffi::PyList_Type {
-        offload_core::arch::prefetch_read(
-            (*p.cast::<ListLayout>()).items.cast::<u8>().cast_const(),
-        );
-    }
-}
-
 /// A sequence read by index: item `i` borrowed, or null past the end.
 pub(crate) trait Items: Copy {
     fn ptr(self) -> *mut ffi::PyObject;

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use super::errors::{bad_key, not_serializable};
 use super::guard::OpenPath;
 use super::numbers::{exact_float, exact_int};
-use super::objects::{own_iter, prefetch, prefetch_inner, Dict, Items, List, Owned, Tuple};
+use super::objects::{own_iter, prefetch, Dict, Items, List, Owned, Tuple};
 use super::text::{text_of, units_in_place};
 
 /// Items fetched (and prefetched) at a time from a container.
@@ -364,11 +364,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             if n == 0 {
                 return Ok(());
             }
-            for j in 0..n {
-                let item = batch[j];
-                if j + 1 < n {
-                    prefetch_inner(batch[j + 1]);
-                }
+            for &item in &batch[..n] {
                 let calls = self.python_calls;
                 self.w.item(next == 0);
                 self.value(item)?;
