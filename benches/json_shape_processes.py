@@ -1,4 +1,4 @@
-"""``json_dumps`` against orjson on the five 10 MB shapes, each shape in processes of its own.
+"""``json_dumps`` against orjson on the six 10 MB shapes, each shape in processes of its own.
 
 In one long benchmark process the ratio of a shape moved by more than the 1.2 bar depending on
 which shapes ran before it (the allocator's state: where the freshly loaded objects land). So here
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=5, help="processes per shape")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per member, layout and process")
-    parser.add_argument("--shapes", nargs="*", help="a subset of the shapes (default: all five)")
+    parser.add_argument("--shapes", nargs="*", help="a subset of the shapes (default: all six)")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
 

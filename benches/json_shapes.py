@@ -1,4 +1,4 @@
-"""Five seeded JSON documents of other shapes, each 10,000,000 bytes of compact ``json.dumps`` (within 5%).
+"""Six seeded JSON documents of other shapes, each 10,000,000 bytes of compact ``json.dumps`` (within 5%).
 
 The API records (``json_document.build_document``) are what the plugin benches use; a writer
 tuned on them alone can be slow where tool results look otherwise. The shapes here stress the
@@ -9,7 +9,10 @@ per-value costs separately:
   strings, many nulls, small ints (the fixed cost per string and per key);
 - ``cjk``: records whose strings are mostly CJK (the ``\\uXXXX`` escape path);
 - ``events``: nested event records: ids, URLs, ISO times, booleans, short messages;
-- ``floats``: series of floats of every magnitude (the shortest round-trip formatting).
+- ``floats``: series of floats of every magnitude (the shortest round-trip formatting);
+- ``floatrecs``: small records of four doubles each (``t``, ``v``, ``lo``, ``hi``) over every
+  magnitude: tiny, huge, subnormal, negative zero, whole numbers, short and 17-digit mantissas
+  (the fixed cost per float and per key beside the formatting).
 
 Every builder is deterministic for a seed and independent of the Python version (no Unicode
 database: the character table draws its code points and names itself).
@@ -18,7 +21,9 @@ database: the character table draws its code points and names itself).
 from __future__ import annotations
 
 import json
+import math
 import random
+import struct
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -149,6 +154,57 @@ def _floats(rng: random.Random) -> Iterator[dict[str, Any]]:
         yield {"series": f"s{n}", "points": [_float(rng) for _ in range(rng.randint(50, 400))]}
 
 
+_EDGE_DOUBLES = (
+    0.0,
+    -0.0,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,  # the smallest normal
+    2.225073858507201e-308,  # the largest subnormal
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    1e16,  # the first repr in e-notation above
+    9999999999999998.0,  # the last positional one below it
+    1e-5,  # the first repr in e-notation below
+    0.0001,  # the last positional one above it
+    9.999999999999999e-05,
+    1e22,
+    1e23,
+    0.1,
+    0.30000000000000004,
+)
+
+
+def _any_double(rng: random.Random) -> float:
+    """A finite double from a mix over every magnitude (only random's integer-based draws, which
+    give the same values on every Python version)."""
+    kind = rng.random()
+    if kind < 0.2:  # uniform bit patterns: every exponent, 17 significant digits mostly
+        while True:
+            value: float = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+            if math.isfinite(value):
+                return value
+    if kind < 0.3:  # subnormal
+        bits = rng.getrandbits(52) | (rng.getrandbits(1) << 63)
+        return float(struct.unpack("<d", bits.to_bytes(8, "little"))[0])
+    if kind < 0.45:  # whole numbers, small and past 2**53 (e-notation from 1e16)
+        if rng.random() < 0.7:
+            return float(rng.randint(-1_000_000, 1_000_000))
+        return float(rng.randint(-(10**20), 10**20))
+    if kind < 0.7:  # short mantissas at every magnitude: "1.25e-300", "0.003", "42.5"
+        return float(f"{'-' if rng.random() < 0.3 else ''}{rng.randint(1, 9999)}e{rng.randint(-327, 305)}")
+    if kind < 0.95:  # 17-digit mantissas near the positional range
+        return (rng.getrandbits(53) / 2**53 - 0.5) * 10.0 ** rng.randint(-8, 18)
+    return rng.choice(_EDGE_DOUBLES)
+
+
+def _floatrecs(rng: random.Random) -> Iterator[dict[str, Any]]:
+    n = 0
+    while True:
+        n += 1
+        yield {"t": 1_700_000_000 + n / 8, "v": _any_double(rng), "lo": _any_double(rng), "hi": _any_double(rng)}
+
+
 def _api(target: int, seed: int) -> list[Any]:
     return build_document(target, seed)
 
@@ -167,6 +223,7 @@ SHAPES: dict[str, Callable[[int, int], list[Any]]] = {
     "cjk": _cjk,
     "events": _filled(_events),
     "floats": _filled(_floats),
+    "floatrecs": _filled(_floatrecs),
 }
 
 

@@ -205,6 +205,29 @@ def test_ascii_bytes_in_every_position(raw: bytes) -> None:
     assert json_dumps(text) == json.dumps(text)
 
 
+@pytest.mark.parametrize("special", ['"', "\\", "\n", "\x01", "\x1f", "\x7f", "\x80", "\u00e9", "\u20ac", "\U0001f600"])
+def test_one_escape_at_every_position_of_strings_up_to_70_units(special: str) -> None:
+    # Short and medium strings (up to 64 bytes) are copied and tested as whole
+    # blocks: an escape in any position, in the first block, the overlapping
+    # last one or between, must send the string to the general path.
+    texts = [""] + ["a" * n for n in range(1, 71)]
+    texts += ["x" * at + special + "y" * (n - at - 1) for n in range(1, 71) for at in range(n)]
+    assert json_dumps(texts) == json.dumps(texts)
+    as_keys = {t: t for t in texts}
+    assert json_dumps(as_keys) == json.dumps(as_keys)
+    assert json_dumps(as_keys, indent=2) == json.dumps(as_keys, indent=2)
+    assert json_dumps_len(as_keys) == len(json.dumps(as_keys))
+
+
+def test_booleans_in_every_order() -> None:
+    rng = random.Random(5)
+    flags = [rng.random() < 0.5 for _ in range(10_000)]
+    obj = [flags, {"t": True, "f": False, "n": None, "1": 1}, [True, 1, False, 0, None]]
+    assert_same(obj)
+    assert_same(obj, 2)
+    assert json_dumps_len(obj) == len(json.dumps(obj))
+
+
 def test_every_bmp_code_point_and_some_astral() -> None:
     text = "".join(map(chr, range(0x10000))) + "".join(chr(c) for c in range(0x10000, 0x110000, 997))
     assert json_dumps(text) == json.dumps(text)
@@ -263,6 +286,39 @@ def test_float_repr_random_bit_patterns() -> None:
     floats += [round(rng.uniform(-1e6, 1e6), rng.randint(0, 6)) for _ in range(20_000)]
     assert json_dumps(floats) == json.dumps(floats)
     assert json_dumps_len(floats) == len(json.dumps(floats))
+
+
+def test_float_repr_at_every_boundary_and_magnitude() -> None:
+    """Each side of the places where repr's layout changes (1e16, 1e-4 / 1e-5, the subnormal
+    range, zero's sign), whole numbers around them, and 17-digit mantissas at every exponent."""
+    edges = [0.0, 5e-324, 2.2250738585072014e-308, 1e-5, 1e-4, 1e16, 1e15, 1e17, 1e22, 1e23, 2.0**53, 1.0]
+    floats: list[float] = []
+    for edge in edges:
+        x = edge
+        for _ in range(4):
+            x = math.nextafter(x, math.inf)
+            floats.append(x)
+        x = edge
+        for _ in range(4):
+            x = math.nextafter(x, 0.0)
+            floats.append(x)
+        floats.append(edge)
+    floats += [float(n) for n in range(-1000, 1000)]
+    floats += [9999999999999998.0, 9999999999999999.0, 1e16 - 2, 1e16 + 2, 123456789012345680.0]
+    rng = random.Random(11)
+    for exponent in range(-330, 309):
+        mantissa = 1 + rng.getrandbits(52) / 2**52
+        floats.append(mantissa * 10.0**exponent if exponent > -308 else mantissa * 5e-324 * 2 ** rng.randint(0, 52))
+    floats += [float(f"{rng.randint(1, 99)}e{e}") for e in range(-325, 309)]
+    floats += [struct.unpack("<d", rng.getrandbits(52).to_bytes(8, "little"))[0] for _ in range(2_000)]
+    floats += [-x for x in floats]
+    assert any(str(x) == "-0.0" for x in floats)
+    assert_same(floats)
+    assert_same(floats, 2)
+    records = [{"t": x, "v": -x, "lo": x / 3, "hi": x * 3} for x in floats]
+    assert_same(records)
+    assert_same({repr(x): x for x in floats}, 2)
+    assert json_dumps_len(records) == len(json.dumps(records))
 
 
 def test_big_and_edge_ints() -> None:
@@ -442,6 +498,68 @@ def test_too_deep_raises_recursion_error_without_crashing(kind: str) -> None:
         json_dumps(obj, indent=2)
     with pytest.raises(RecursionError):
         json_dumps_len(obj)
+
+
+def _recursion_headroom() -> int:
+    def dive(n: int) -> int:
+        try:
+            return dive(n + 1)
+        except RecursionError:
+            return n
+
+    return dive(0)
+
+
+def test_python_code_run_mid_walk_sees_the_recursion_count_of_the_open_containers() -> None:
+    # The walk counts a nesting level once, the first time it reaches it, and
+    # leaves the count up as containers close; before Python code runs (a dict
+    # subclass's items()), the count comes back down to the open containers.
+    # So a deep sibling written before must not shrink the room that code has.
+    seen: list[int] = []
+
+    class Probe(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            seen.append(_recursion_headroom())
+            return super().items()
+
+    deep: Any = 0
+    for _ in range(60):
+        deep = [{"k": deep}]
+    for indent in (None, 2):
+        seen.clear()
+        alone = [Probe(a=1)]
+        after_deep = [deep, Probe(a=1)]
+        assert json_dumps(alone, indent=indent) == json.dumps(alone, indent=indent)
+        assert json_dumps(after_deep, indent=indent) == json.dumps(after_deep, indent=indent)
+        # ours alone, json alone, ours after the deep sibling, json after it
+        assert seen[0] == seen[2] and seen[1] == seen[3], seen
+
+
+def test_recursion_error_at_the_same_depth_after_shallower_siblings() -> None:
+    # The depth json_dumps accepts here, found alone, is accepted (and one more refused) after
+    # siblings that reached other depths first.
+    def nested(n: int) -> Any:
+        obj: Any = 0
+        for _ in range(n):
+            obj = [obj]
+        return obj
+
+    def accepts(obj: Any) -> bool:
+        try:
+            json_dumps(obj)
+        except RecursionError:
+            return False
+        return True
+
+    low, high = 1, 100_000
+    while low < high:  # the deepest single path accepted
+        mid = (low + high + 1) // 2
+        if accepts([nested(mid)]):
+            low = mid
+        else:
+            high = mid - 1
+    assert accepts([nested(10), nested(low // 2), nested(low)])
+    assert not accepts([nested(10), nested(low // 2), nested(low + 1)])
 
 
 def test_recursion_limit_raised_far_still_does_not_crash() -> None:
@@ -761,6 +879,47 @@ def test_large_outputs_sized_after_the_previous_ones() -> None:
         assert _native.json_dumps_utf8(items, indent=2) == json.dumps(items, indent=2).encode()
 
 
+_PEAK_CHILD = r"""
+import json, random, sys
+from strands_offload import _native
+
+def high_water_mark():
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+rng = random.Random(3)
+doc = [{"id": i, "name": "x" * rng.randint(5, 40), "tags": ["a", "b"], "score": rng.random()} for i in range(110_000)]
+_native.json_dumps_utf8({"warm": "up " * 50_000}, indent=2)
+with open("/proc/self/clear_refs", "w") as refs:
+    refs.write("5")
+before = high_water_mark()
+out = _native.json_dumps_utf8(doc, indent=2)
+print((high_water_mark() - before) / len(out), len(out))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_large_output_peak_is_close_to_the_output() -> None:
+    """A 10 MB output's pages are faulted in a little ahead of the writer (by this thread and a
+    helper): the resident peak the dump adds stays within 6% of the output (1 MiB ahead made it
+    up to 10%)."""
+    import subprocess
+
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        pytest.skip("clear_refs not writable here")
+    ratios = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", _PEAK_CHILD], check=True, capture_output=True, text=True)
+        ratio, size = out.stdout.split()
+        assert int(size) > 9_000_000
+        ratios.append(float(ratio))
+    assert min(ratios) <= 1.06, ratios
+
+
 # ---------------------------------------------------------------------------
 # the benches' document shapes (benches/json_shapes.py), generated small
 
@@ -774,7 +933,7 @@ def _shapes() -> Any:
     return json_shapes
 
 
-@pytest.mark.parametrize("shape", ["api", "chartable", "cjk", "events", "floats"])
+@pytest.mark.parametrize("shape", ["api", "chartable", "cjk", "events", "floats", "floatrecs"])
 @pytest.mark.parametrize("seed", [7, 8])
 def test_bench_document_shapes_match_json_dumps(shape: str, seed: int) -> None:
     document = _shapes().build_shape(shape, 150_000, seed)

@@ -51,6 +51,15 @@ impl Hasher for AddrHasher {
 /// as they close. A walk that runs no Python code (every document of exact
 /// built-in types) takes no reference at all: while no Python code runs,
 /// nothing but the walk itself could release an object.
+///
+/// CPython's recursion counter (`Py_EnterRecursiveCall`, which decides where
+/// `json` raises `RecursionError`) is bumped once per level the first time the
+/// walk reaches that level, and not dropped as containers close: it stands at
+/// the deepest level reached so far, so it fails at the same container as
+/// `json`'s per-container count would, for a call per level instead of two
+/// per container. Before Python code runs, and when the walk ends, it is
+/// brought back down to the open containers ([`OpenPath::settle`]), so that
+/// code sees the count `json` would give it.
 #[derive(Default)]
 pub(crate) struct OpenPath {
     stack: RefCell<Open>,
@@ -62,6 +71,9 @@ struct Open {
     containers: Vec<*mut ffi::PyObject>,
     /// The first `held` containers have a reference taken by `hold_open`.
     held: usize,
+    /// Levels counted by `Py_EnterRecursiveCall` and not yet left: at least
+    /// the open containers, more after deeper ones closed.
+    counted: usize,
 }
 
 /// One container open on the path; dropping it closes the container.
@@ -73,13 +85,37 @@ impl OpenPath {
     /// Open `obj`: refuse a container already open (a cycle) and nesting past
     /// Python's recursion limit, [`MAX_DEPTH`] or the native stack's room.
     ///
+    /// The common case, inline: a shallow path, on a level counted before.
+    ///
     /// # Safety
     /// `obj` must be a live object and the GIL held until the guard drops.
+    #[inline(always)]
     pub(crate) unsafe fn enter(
         &self,
         py: Python<'_>,
         obj: *mut ffi::PyObject,
     ) -> PyResult<Entered<'_>> {
+        {
+            let mut open = self.stack.borrow_mut();
+            let depth = open.containers.len();
+            if depth < LINEAR_PATH
+                && depth < open.counted
+                && depth < open.containers.capacity()
+                && !open.containers.contains(&obj)
+            {
+                // SAFETY: below the capacity (checked above): no reallocation.
+                unsafe {
+                    open.containers.as_mut_ptr().add(depth).write(obj);
+                    open.containers.set_len(depth + 1);
+                }
+                return Ok(Entered { path: self });
+            }
+        }
+        self.enter_slow(py, obj)
+    }
+
+    #[inline(never)]
+    unsafe fn enter_slow(&self, py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<Entered<'_>> {
         let addr = obj as usize;
         let mut open = self.stack.borrow_mut();
         let stack = &mut open.containers;
@@ -103,22 +139,39 @@ impl OpenPath {
                 "maximum recursion depth exceeded while encoding a JSON object",
             ));
         }
-        if ffi::Py_EnterRecursiveCall(c" while encoding a JSON object".as_ptr()) != 0 {
-            self.forget_deep(addr, stack.len());
-            return Err(PyErr::fetch(py));
+        if depth >= open.counted {
+            if ffi::Py_EnterRecursiveCall(c" while encoding a JSON object".as_ptr()) != 0 {
+                self.forget_deep(addr, depth);
+                return Err(PyErr::fetch(py));
+            }
+            open.counted = depth + 1;
         }
-        stack.push(obj);
+        open.containers.push(obj);
         Ok(Entered { path: self })
     }
 
+    /// Bring CPython's recursion counter down to the open containers (see
+    /// [`OpenPath`]): before Python code runs, and when the walk ends.
+    ///
+    /// # Safety
+    /// The GIL must be held.
+    pub(crate) unsafe fn settle(&self) {
+        let mut open = self.stack.borrow_mut();
+        while open.counted > open.containers.len() {
+            ffi::Py_LeaveRecursiveCall();
+            open.counted -= 1;
+        }
+    }
+
     /// Take a reference to every open container not yet held: the walker
-    /// calls this before it runs Python code.
+    /// calls this before it runs Python code (and settles the count).
     ///
     /// # Safety
     /// The GIL must be held, and no Python code may have run since the last
     /// call (or since the walk began): the containers opened since then are
     /// alive because nothing could have released them.
     pub(crate) unsafe fn hold_open(&self) {
+        self.settle();
         let mut open = self.stack.borrow_mut();
         let from = open.held;
         for &obj in &open.containers[from..] {
@@ -140,11 +193,36 @@ impl OpenPath {
     }
 }
 
-impl Drop for Entered<'_> {
+impl Drop for OpenPath {
     fn drop(&mut self) {
-        // SAFETY: `enter` succeeded, so CPython's recursion counter was bumped
-        // for this container; the GIL is held for the whole walk.
-        unsafe { ffi::Py_LeaveRecursiveCall() };
+        // SAFETY: the walk that owns the path holds the GIL until it is
+        // dropped; every container is closed by then, so this leaves every
+        // level counted.
+        unsafe { self.settle() }
+    }
+}
+
+impl Drop for Entered<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        {
+            let mut open = self.path.stack.borrow_mut();
+            let remaining = open.containers.len().wrapping_sub(1);
+            if remaining < open.held || remaining >= LINEAR_PATH - 1 {
+                drop(open);
+                return self.close_slow();
+            }
+            // Not held, shallow: nothing to release, no hash set to update.
+            // (The recursion count stays: see `OpenPath`.)
+            // SAFETY: `remaining` is below the length, so the pop is in bounds.
+            unsafe { open.containers.set_len(remaining) };
+        }
+    }
+}
+
+impl Entered<'_> {
+    #[inline(never)]
+    fn close_slow(&mut self) {
         let mut open = self.path.stack.borrow_mut();
         let Some(closed) = open.containers.pop() else {
             return;
@@ -162,7 +240,11 @@ impl Drop for Entered<'_> {
             // SAFETY: the reference `hold_open` took. Releasing it may run
             // Python code (a finalizer), but only where Python code already
             // ran while this container was open, which the walker has noted.
-            unsafe { ffi::Py_DecRef(closed) };
+            // The recursion count is settled first, as before any Python code.
+            unsafe {
+                self.path.settle();
+                ffi::Py_DecRef(closed);
+            }
         }
     }
 }

@@ -443,6 +443,60 @@ impl Dict {
     }
 }
 
+impl Dict {
+    /// Up to `N` members after position `pos`, borrowed, into `keys` and
+    /// `values`, with the position just after each in `resume`; returns how
+    /// many. Advances `pos` as [`Dict::next`] does, with the table of a
+    /// combined dict looked up once for the batch (no Python code runs while
+    /// a batch is read, so it cannot change meanwhile).
+    ///
+    /// # Safety
+    /// As [`Dict::next`].
+    #[inline(always)]
+    pub(crate) unsafe fn fill<const N: usize>(
+        self,
+        pos: &mut ffi::Py_ssize_t,
+        keys: &mut [*mut ffi::PyObject; N],
+        values: &mut [*mut ffi::PyObject; N],
+        resume: &mut [ffi::Py_ssize_t; N],
+    ) -> usize {
+        if let Some(Some(layout)) = DICT_LAYOUT.get() {
+            let head = self.0.cast::<DictHead>().cast_const();
+            if (*head).values.is_null() {
+                let (start, used, stride) = entries(*layout, head);
+                let Ok(mut i) = usize::try_from(*pos) else {
+                    return 0;
+                };
+                let mut n = 0;
+                while n < N && i < used {
+                    let entry = start.add(i * stride + stride - 2);
+                    let value = *entry.add(1);
+                    i += 1;
+                    if !value.is_null() {
+                        keys[n] = *entry;
+                        values[n] = value;
+                        resume[n] = i as ffi::Py_ssize_t;
+                        n += 1;
+                    }
+                }
+                *pos = i as ffi::Py_ssize_t;
+                return n;
+            }
+        }
+        let mut n = 0;
+        while n < N {
+            let Some((k, v)) = self.next(pos) else {
+                break;
+            };
+            keys[n] = k;
+            values[n] = v;
+            resume[n] = *pos;
+            n += 1;
+        }
+        n
+    }
+}
+
 /// Whether `tp` (a subclass of `base`) iterates its own way: `json` then
 /// writes what iterating yields, not the stored items.
 ///

@@ -119,6 +119,17 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 None => self.int(obj, false),
             };
         }
+        // `bool` by its type (its only instances are the two singletons):
+        // one predictable test, where testing the two addresses mispredicts
+        // on every other value of a column of booleans.
+        if tp == &raw mut ffi::PyBool_Type {
+            self.w.boolean(obj == ffi::Py_True());
+            return Ok(());
+        }
+        if obj == ffi::Py_None() {
+            self.w.null();
+            return Ok(());
+        }
         if tp == &raw mut ffi::PyFloat_Type {
             return match exact_float(obj) {
                 Some(v) => {
@@ -127,14 +138,6 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
                 }
                 None => self.float(obj, false),
             };
-        }
-        if obj == ffi::Py_None() {
-            self.w.null();
-            return Ok(());
-        }
-        if obj == ffi::Py_True() || obj == ffi::Py_False() {
-            self.w.boolean(obj == ffi::Py_True());
-            return Ok(());
         }
         self.container_or_other(obj)
     }
@@ -180,6 +183,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         if ffi::PyDict_Check(obj) != 0 {
             return self.dict_subclass(obj);
         }
+        // Python code (a `__class__` property) may run: settle the count first.
+        self.path.settle();
         Err(not_serializable(self.py, obj).into())
     }
 
@@ -256,8 +261,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     #[inline(always)]
     unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Walk<()> {
         if ffi::Py_TYPE(key) == &raw mut ffi::PyUnicode_Type {
-            if let Some(entry) = self.keys.0.get(key as usize) {
-                self.w.raw(entry);
+            if let Some((block, n)) = self.keys.0.get_padded(key as usize) {
+                self.w.padded(block, n);
                 return Ok(());
             }
             return self.exact_str_key(key);
@@ -284,6 +289,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         } else if ffi::PyLong_Check(key) != 0 {
             self.int(key, true)?;
         } else {
+            // Asks `json` itself: settle the recursion count first.
+            self.path.settle();
             return Err(bad_key(self.py, key, self.indent_arg.as_ref()).into());
         }
         self.w.colon();
@@ -393,19 +400,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let mut pos: ffi::Py_ssize_t = 0;
         let mut first = true;
         loop {
-            let mut n = 0;
-            while n < BATCH {
-                let Some((k, v)) = dict.next(&mut pos) else {
-                    break;
-                };
-                prefetch(v);
-                keys[n] = k;
-                values[n] = v;
-                resume[n] = pos;
-                n += 1;
-            }
+            let n = dict.fill(&mut pos, &mut keys, &mut values, &mut resume);
             if n == 0 {
                 return Ok(());
+            }
+            for &v in &values[..n] {
+                prefetch(v);
             }
             for j in 0..n {
                 let calls = self.python_calls;
@@ -546,6 +546,8 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         let iter = Owned::new(ffi::PyObject_GetIter(items.0)).ok_or_else(|| fetch(self.py))?;
         let mut first = true;
         loop {
+            // Values written since the last item may have counted deeper levels.
+            self.path.settle();
             let Some(item) = Owned::new(ffi::PyIter_Next(iter.0)) else {
                 if !ffi::PyErr_Occurred().is_null() {
                     return Err(fetch(self.py).into());

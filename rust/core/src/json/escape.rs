@@ -284,6 +284,10 @@ unsafe fn short_plain(dst: *mut u8, bytes: &[u8]) -> Option<usize> {
     let n = bytes.len();
     let src = bytes.as_ptr();
     if n > 16 {
+        #[cfg(any(fast_x86_64, fast_aarch64))]
+        if n <= MEDIUM {
+            return medium_plain(dst, src, n);
+        }
         return None;
     }
     if n >= 8 {
@@ -313,6 +317,34 @@ unsafe fn short_plain(dst: *mut u8, bytes: &[u8]) -> Option<usize> {
         *dst.add(n - 1) = c;
     }
     Some(n)
+}
+
+/// The longest string [`medium_plain`] takes.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+const MEDIUM: usize = 64;
+
+/// [`short_plain`] for 17 to [`MEDIUM`] bytes (ids, hashes, URLs, times):
+/// two to four vector blocks, the last ending at the string's end (and
+/// overlapping the one before it), copied and tested together, with no loop
+/// and no call. `None` when some byte needs an escape; the blocks stored
+/// then lie inside the escape's room and are written over by the general path.
+///
+/// # Safety
+/// `src` must be valid for reads of `n` bytes (17 to [`MEDIUM`]) and `dst`
+/// for writes of `n` bytes.
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+unsafe fn medium_plain(dst: *mut u8, src: *const u8, n: usize) -> Option<usize> {
+    debug_assert!((17..=MEDIUM).contains(&n));
+    let mut m =
+        blocks::store_bytes(src, dst) | blocks::store_bytes(src.add(n - 16), dst.add(n - 16));
+    if n > 32 {
+        m |= blocks::store_bytes(src.add(16), dst.add(16));
+        if n > 48 {
+            m |= blocks::store_bytes(src.add(32), dst.add(32));
+        }
+    }
+    (m == 0).then_some(n)
 }
 
 /// Append the ensure_ascii escape of `text` to `out`, without quotes.

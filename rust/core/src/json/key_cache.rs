@@ -21,7 +21,10 @@ const SLOTS: usize = 256;
 const WAYS: usize = 4;
 const SETS: usize = SLOTS / WAYS;
 /// Longest cached entry: the quoted escape and `": "`.
-const ENTRY: usize = 54;
+pub const ENTRY: usize = 54;
+/// Entries up to this long are copied as one fixed-size block (see [`KeyCache::get_padded`]).
+pub const PADDED: usize = 32;
+const _: () = assert!(PADDED <= ENTRY);
 /// The writer's own room for one key escape, taken on the stack.
 const SCRATCH: usize = 512;
 /// Keys written before the cache is set up: small dumps never pay for it.
@@ -84,6 +87,20 @@ impl KeyCache {
             .position(|&a| a == addr)?;
         let entry = &table.entries[first + way];
         Some(&entry.text[..usize::from(entry.len)])
+    }
+
+    /// [`KeyCache::get`] as the slot's whole text array (at least
+    /// [`PADDED`] bytes, of which the first `len` are the entry) and `len`,
+    /// for a writer that copies a fixed-size block without a length test.
+    #[inline(always)]
+    pub fn get_padded(&self, addr: usize) -> Option<(&[u8; ENTRY], usize)> {
+        let table = self.slots.as_ref()?;
+        let first = set_of(addr);
+        let way = table.addrs[first..][..WAYS]
+            .iter()
+            .position(|&a| a == addr)?;
+        let entry = &table.entries[first + way];
+        Some((&entry.text, usize::from(entry.len)))
     }
 
     /// Whether a miss should be written through [`KeyCache::put`].

@@ -24,7 +24,7 @@ pub use escape::{
     escape_into, escape_raw, escape_room, escaped_len, escaped_len_code_point, escaped_len_utf8,
     Units,
 };
-pub use key_cache::{KeyCache, Put};
+pub use key_cache::{KeyCache, Put, ENTRY as KEY_ENTRY, PADDED as KEY_PADDED};
 pub use number::{float_repr, write_float, write_i64};
 pub use value::{dumps, dumps_len, write_value, Value};
 pub use writer::{ByteBuf, JsonWriter, Layout, LenSink, Sink};

@@ -203,7 +203,7 @@ fn python_layout(x: f64, text: &[u8]) -> NumBuf {
 /// a one-digit exponent alone (`e-7` where Python writes `e-07`), and it is
 /// positional one decade lower (`0.0000123`, Python's `1.23e-05`).
 #[inline]
-fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text: &[u8]) {
+pub(super) fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text: &[u8]) {
     let n = text.len();
     if n >= 4 && text[n - 3] == b'e' {
         // `de+d`: pad the exponent to two digits.
@@ -247,11 +247,45 @@ pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
     // `x` is below the double nearest it (rounding keeps order). Deciding on
     // the value spares reading back the bytes zmij has only just stored.
     if x.abs() < 1e-4 && x != 0.0 {
-        let mut buf = zmij::Buffer::new();
-        write_zmij_as_python(sink, x, buf.format_finite(x).as_bytes());
+        sink.tiny(x);
     } else {
         sink.shortest(x);
     }
+}
+
+/// The room [`tiny_in_place`] takes: zmij's buffer and the byte a padded
+/// exponent adds (Python's longest repr of a double is 24 bytes).
+pub const TINY_ROOM: usize = 32;
+
+/// Python's repr of a finite, nonzero `x` below 1e-4 in magnitude, stored at
+/// `dst`; returns its length. zmij's text is laid over the destination (see
+/// [`shortest_in_place`]) and fixed there, reading back single bytes only
+/// (the copy out of a separate buffer read back whole words of bytes just
+/// stored one by one, which stalls).
+///
+/// # Safety
+/// `dst` must be valid for writes of [`TINY_ROOM`] bytes.
+#[inline(always)]
+pub unsafe fn tiny_in_place(dst: *mut u8, x: f64) -> usize {
+    let n = shortest_in_place(dst, x);
+    if n >= 4 && *dst.add(n - 3) == b'e' {
+        // `de-d`: the exponent padded to two digits, as Python writes it.
+        *dst.add(n) = *dst.add(n - 1);
+        *dst.add(n - 1) = b'0';
+        return n + 1;
+    }
+    let neg = usize::from(*dst == b'-');
+    if n >= neg + 6 && std::slice::from_raw_parts(dst.add(neg), 6) == b"0.0000" {
+        // Positional one decade lower than Python (`0.0000123`): laid out again.
+        let mut text = [0u8; SHORTEST_ROOM];
+        std::ptr::copy_nonoverlapping(dst, text.as_mut_ptr(), n.min(SHORTEST_ROOM));
+        let out = python_layout(x, &text[..n.min(SHORTEST_ROOM)]);
+        let bytes = out.as_bytes();
+        let len = bytes.len().min(TINY_ROOM);
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, len);
+        return len;
+    }
+    n
 }
 
 /// The room zmij's text of a float takes: its whole buffer.
@@ -548,6 +582,50 @@ mod tests {
         ] {
             check(x);
             check(-x);
+        }
+    }
+
+    /// Below 1e-4 the text is written in place and fixed there: every decade
+    /// from the subnormals up, short and 17-digit mantissas, the decade
+    /// zmij writes positionally (1e-5 to 1e-4), both signs; a `Vec` (in place)
+    /// and a measuring sink (the copying default) against the ryu oracle.
+    #[test]
+    fn tiny_values_in_place_agree_with_the_ryu_oracle() {
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+        let check = |x: f64| {
+            let mut fast = Vec::new();
+            write_float(&mut fast, x);
+            assert_eq!(fast, format_float(x).as_bytes(), "bits {:x}", x.to_bits());
+            let mut len = LenSink::default();
+            write_float(&mut len, x);
+            assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
+        };
+        for e in -324..-3 {
+            for m in [
+                1.0,
+                1.5,
+                2.5,
+                9.99,
+                1.234_567_890_123_456_7,
+                9.999_999_999_999_999,
+            ] {
+                let x = m * 10f64.powi(e);
+                if x != 0.0 {
+                    check(x);
+                    check(-x);
+                }
+            }
+        }
+        for _ in 0..200_000 {
+            let state = next();
+            let sub = f64::from_bits(state >> 12); // subnormal or zero
+            let decade = ((state >> 11) as f64 / (1u64 << 53) as f64) * 9e-5 + 1e-5;
+            for x in [sub, decade, f64::from_bits(state & 0x3f1f_ffff_ffff_ffff)] {
+                if x != 0.0 {
+                    check(x);
+                    check(-x);
+                }
+            }
         }
     }
 

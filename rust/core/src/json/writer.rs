@@ -2,8 +2,10 @@
 //! over a [`Sink`] that either collects the text or only counts it.
 
 use super::escape::{escape_raw, escape_room, escaped_len, Units};
+use super::key_cache::{ENTRY as KEY_ENTRY, PADDED as KEY_PADDED};
 use super::number::{
-    i64_len, put_i64, shortest_in_place, write_float, write_i64, I64_MAX_LEN, SHORTEST_ROOM,
+    i64_len, put_i64, shortest_in_place, tiny_in_place, write_float, write_i64,
+    write_zmij_as_python, I64_MAX_LEN, SHORTEST_ROOM, TINY_ROOM,
 };
 
 /// Where JSON text goes: a byte buffer, or a counter.
@@ -25,6 +27,25 @@ pub trait Sink {
     fn shortest(&mut self, x: f64) {
         let mut buf = zmij::Buffer::new();
         self.raw(buf.format_finite(x).as_bytes());
+    }
+
+    /// Append Python's repr of a finite, nonzero `x` below 1e-4 in magnitude.
+    #[inline]
+    fn tiny(&mut self, x: f64) {
+        let mut buf = zmij::Buffer::new();
+        write_zmij_as_python(self, x, buf.format_finite(x).as_bytes());
+    }
+
+    /// Append the first `n` bytes of `block` (`n <= block.len()`).
+    #[inline]
+    fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        self.raw(&block[..n]);
+    }
+
+    /// Append `true` or `false`.
+    #[inline]
+    fn boolean(&mut self, v: bool) {
+        self.raw(if v { b"true" } else { b"false" });
     }
 
     /// Append the decimal text of `v`.
@@ -114,6 +135,13 @@ impl ByteBuf for Vec<u8> {
 /// for a string of gigabytes would be a reservation many times the output.
 const QUOTED_PIECE: usize = 1 << 20;
 
+/// A cached key entry longer than [`KEY_PADDED`]: rare, kept out of line.
+#[cold]
+#[inline(never)]
+fn long_entry<B: ByteBuf>(buf: &mut B, entry: &[u8]) {
+    buf.raw(entry);
+}
+
 #[cold]
 #[inline(never)]
 fn quoted_in_pieces<B: ByteBuf>(buf: &mut B, text: Units<'_>) {
@@ -201,6 +229,56 @@ impl<B: ByteBuf> Sink for B {
         // SAFETY: `room` gave the room zmij's buffer takes; the text's length is committed.
         unsafe {
             let n = shortest_in_place(dst, x);
+            self.commit(n);
+        }
+    }
+
+    /// zmij's text written in place and fixed there (see [`tiny_in_place`]).
+    #[inline(always)]
+    fn tiny(&mut self, x: f64) {
+        let dst = self.room(TINY_ROOM);
+        // SAFETY: `room` gave the room `tiny_in_place` takes; the text's length is committed.
+        unsafe {
+            let n = tiny_in_place(dst, x);
+            self.commit(n);
+        }
+    }
+
+    /// Up to [`KEY_PADDED`] bytes as one fixed-size copy (the block is at
+    /// least that long; the bytes past `n` land beyond the length and mean
+    /// nothing): the cached keys of a record differ in length from one to
+    /// the next, and a copy sized by length mispredicts on them.
+    #[inline(always)]
+    fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        if n > KEY_PADDED {
+            return long_entry(self, &block[..n.min(KEY_ENTRY)]);
+        }
+        let dst = self.room(KEY_PADDED);
+        // SAFETY: `room` gave KEY_PADDED (32) bytes, the block has at least
+        // as many; `n` of them are committed. Two 16-byte moves, spelled out:
+        // left to itself the compiler joined this copy and the long one into
+        // one call to `memcpy` of a variable length.
+        unsafe {
+            let src = block.as_ptr();
+            let a = std::ptr::read_unaligned(src.cast::<u128>());
+            let b = std::ptr::read_unaligned(src.add(16).cast::<u128>());
+            std::ptr::write_unaligned(dst.cast::<u128>(), a);
+            std::ptr::write_unaligned(dst.add(16).cast::<u128>(), b);
+            self.commit(n);
+        }
+    }
+
+    /// One eight-byte store of either word and a length picked without a
+    /// branch: in a document the two alternate unpredictably.
+    #[inline(always)]
+    fn boolean(&mut self, v: bool) {
+        const TRUE: u64 = u64::from_le_bytes(*b"true\0\0\0\0");
+        const FALSE: u64 = u64::from_le_bytes(*b"false\0\0\0");
+        let (word, n) = if v { (TRUE, 4) } else { (FALSE, 5) };
+        let dst = self.room(8);
+        // SAFETY: eight bytes of room; the word's first `n` bytes are committed.
+        unsafe {
+            std::ptr::write_unaligned(dst.cast::<u64>(), word.to_le());
             self.commit(n);
         }
     }
@@ -301,9 +379,17 @@ impl<S: Sink> JsonWriter<S> {
         self.depth = depth;
         if self.indented {
             self.line_len = 1 + self.indent.len() * depth;
-            while self.breaks.len() < 1 + self.line_len {
-                crate::alloc::extend(&mut self.breaks, &self.indent);
+            if self.breaks.len() < 1 + self.line_len {
+                self.extend_breaks();
             }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn extend_breaks(&mut self) {
+        while self.breaks.len() < 1 + self.line_len {
+            crate::alloc::extend(&mut self.breaks, &self.indent);
         }
     }
 
@@ -323,22 +409,26 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write `[]`.
+    #[inline(always)]
     pub fn empty_array(&mut self) {
         self.sink.raw(b"[]");
     }
 
     /// Write `{}`.
+    #[inline(always)]
     pub fn empty_object(&mut self) {
         self.sink.raw(b"{}");
     }
 
     /// Open a non-empty array.
+    #[inline(always)]
     pub fn begin_array(&mut self) {
         self.sink.byte(b'[');
         self.set_depth(self.depth + 1);
     }
 
     /// Close an array opened with [`JsonWriter::begin_array`].
+    #[inline(always)]
     pub fn end_array(&mut self) {
         self.set_depth(self.depth.saturating_sub(1));
         self.newline();
@@ -346,12 +436,14 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Open a non-empty object.
+    #[inline(always)]
     pub fn begin_object(&mut self) {
         self.sink.byte(b'{');
         self.set_depth(self.depth + 1);
     }
 
     /// Close an object opened with [`JsonWriter::begin_object`].
+    #[inline(always)]
     pub fn end_object(&mut self) {
         self.set_depth(self.depth.saturating_sub(1));
         self.newline();
@@ -385,9 +477,9 @@ impl<S: Sink> JsonWriter<S> {
     }
 
     /// Write `true` or `false`.
-    #[inline]
+    #[inline(always)]
     pub fn boolean(&mut self, v: bool) {
-        self.sink.raw(if v { b"true" } else { b"false" });
+        self.sink.boolean(v);
     }
 
     /// Write an integer.
@@ -399,6 +491,12 @@ impl<S: Sink> JsonWriter<S> {
     /// Write a float as Python's repr (`NaN`, `Infinity`, `-Infinity` included).
     pub fn float(&mut self, v: f64) {
         write_float(&mut self.sink, v);
+    }
+
+    /// Write the first `n` bytes of a key cache slot (see [`Sink::padded`]).
+    #[inline(always)]
+    pub fn padded(&mut self, block: &[u8; KEY_ENTRY], n: usize) {
+        self.sink.padded(block, n);
     }
 
     /// Write number text produced elsewhere (for example a big integer's digits).

@@ -1,0 +1,160 @@
+"""The 10 MB JSON tool call's hook against its floor, one ``json_dumps(..., indent=2)``, in process pairs.
+
+The hook must write the document's ``indent=2`` text (that is what it stores); everything else it
+does (measuring, the preview, the notice, the storage frame) is its overhead over that floor. Each
+pair runs two fresh processes, alternating which goes first: one times the hook (default options,
+in-memory storage, inside a real Agent, as ``tool_call_pairs.py`` does), the other one
+``json_dumps(document, indent=2)`` of the same document. Each child loads the API-records document
+(``json_shapes``, 10,000,000 bytes compact) with ``json.loads`` before every round and reports the
+median of its rounds and the growth of its resident high-water mark during the first round.
+The dump's child keeps every text it made, as the hook's storage keeps what it stores: a text
+dropped after its round gives its pages to the next one, which then writes into memory already
+backed, a saving the hook (whose stored bytes stay) cannot have (``--drop-dumps`` measures it so).
+
+Printed: per pair, hook over dump and the hook's peak growth over the bytes stored; then the
+medians over pairs, and (``--reference-pairs``, 0 to skip) the reference's hook over ours from
+pairs of their own, as ``tool_call_pairs.py`` measures it.
+
+Run: ``python benches/hook_dump_pairs.py [--pairs 15] [--rounds 3] [--reference-pairs 3] [--json OUT]``
+(machine otherwise idle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+_CHILD = r"""
+import gc, json, statistics, sys, time
+sys.path.insert(0, sys.argv[3])
+from bench_plugin import _agent, _call, _plugin
+from strands_offload._native import json_dumps
+
+member, path, rounds = sys.argv[1], sys.argv[2], int(sys.argv[4])
+with open(path, encoding="utf-8") as f:
+    text = f.read()
+
+def high_water_mark():
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+kept = []
+if member in ("dump", "dump-dropped"):
+    def run(content):
+        text = json_dumps(content[0]["json"], indent=2)
+        if member == "dump":
+            kept.append(text)  # as the hook's storage keeps what it stores
+        return text
+    json_dumps({"warm": "up " * 50_000}, indent=2)
+else:
+    plugin = _plugin("reference" if member == "reference" else "native")
+    agent = _agent(plugin)
+    def run(content):
+        return _call(plugin, agent, content)
+    run([{"json": {"warm": "up " * 50_000}}])  # lazy imports and first-use caches
+seconds, growth, stored = [], None, None
+for i in range(rounds):
+    content = [{"json": json.loads(text)}]
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # the high-water mark restarts from the current resident size
+    before = high_water_mark()
+    start = time.perf_counter()
+    result = run(content)
+    seconds.append(time.perf_counter() - start)
+    if growth is None:
+        growth = high_water_mark() - before
+        stored = len(json.dumps(content[0]["json"], indent=2).encode())
+    if not member.startswith("dump"):
+        assert result["content"][0]["text"].startswith("[Offloaded: 1 blocks, ~"), result["content"][0]["text"][:80]
+    del content, result
+print(json.dumps({"median": statistics.median(seconds), "seconds": seconds, "growth": growth, "stored": stored}))
+"""
+
+
+def _child(member: str, path: str, rounds: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, member, path, str(HERE), str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=15, help="hook/dump process pairs")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per process (each on a fresh document)")
+    parser.add_argument("--reference-pairs", type=int, default=3, help="reference/ours process pairs (0: none)")
+    parser.add_argument("--drop-dumps", action="store_true", help="the dump's child drops each text after its round")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(HERE))
+    from json_shapes import build_shape
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
+        json.dump(build_shape("api"), f)
+        path = f.name
+    try:
+        pairs = []
+        for i in range(args.pairs):
+            dump_member = "dump-dropped" if args.drop_dumps else "dump"
+            order = (dump_member, "native") if i % 2 == 0 else ("native", dump_member)
+            runs = {member: _child(member, path, args.rounds) for member in order}
+            hook, dump = runs["native"], runs[dump_member]
+            pair = {
+                "hook": hook,
+                "dump": dump,
+                "hook_over_dump": hook["median"] / dump["median"],
+                "hook_peak_over_stored": hook["growth"] / hook["stored"],
+                "dump_peak_over_stored": dump["growth"] / dump["stored"],
+            }
+            pairs.append(pair)
+            print(
+                f"pair {i + 1}: hook {hook['median'] * 1e3:.1f} ms, dump {dump['median'] * 1e3:.1f} ms, "
+                f"{pair['hook_over_dump']:.3f}x; hook peak growth {pair['hook_peak_over_stored']:.3f}x the stored "
+                f"bytes (dump alone {pair['dump_peak_over_stored']:.3f}x)",
+                flush=True,
+            )
+        references = []
+        for i in range(args.reference_pairs):
+            order = ("reference", "native") if i % 2 == 0 else ("native", "reference")
+            runs = {member: _child(member, path, args.rounds) for member in order}
+            references.append(runs["reference"]["median"] / runs["native"]["median"])
+            print(f"reference pair {i + 1}: reference over ours {references[-1]:.1f}x", flush=True)
+    finally:
+        os.unlink(path)
+    summary: dict[str, object] = {
+        "pairs": pairs,
+        "median_hook_over_dump": statistics.median(p["hook_over_dump"] for p in pairs),
+        "median_hook_peak_over_stored": statistics.median(p["hook_peak_over_stored"] for p in pairs),
+        "max_hook_peak_over_stored": max(p["hook_peak_over_stored"] for p in pairs),
+        "reference_over_ours": references,
+    }
+    line = (
+        f"median over {len(pairs)} pairs: hook {summary['median_hook_over_dump']:.3f}x one indent=2 dump; "
+        f"peak growth {summary['median_hook_peak_over_stored']:.3f}x the stored bytes "
+        f"(at most {summary['max_hook_peak_over_stored']:.3f}x)"
+    )
+    if references:
+        line += f"; reference over ours {statistics.median(references):.1f}x (median of {len(references)} pairs)"
+    print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
