@@ -217,7 +217,8 @@ def test_grep_vs_ripgrep(benchmark: Any, tmp_path: Path, peer_rows: list[str], k
         floor_seconds, _ = ripgrep.paired(path, pattern, memchr_pass(data))
         benchmark.extra_info["memchr_floor_median"] = floor_seconds
         floor = f"{floor_seconds * 1e3:8.3f}"
-    peer_rows.append(
+    row = (
         f"{kind:7} {name:17} {ours * 1e3:8.3f} {rg_seconds * 1e3:8.3f} {ours / rg_seconds:8.2f}"
         f" {paired_ours * 1e3:9.3f} {paired_rg * 1e3:9.3f} {paired_ours / paired_rg:8.2f} {floor:>8}"
-    ).rstrip()
+    )
+    peer_rows.append(row.rstrip())
