@@ -25,28 +25,20 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).parent
+from hook_rounds import HERE, child
 
 _CHILD = r"""
-import gc, json, statistics, sys, time
+import sys
 sys.path.insert(0, sys.argv[3])
 from bench_plugin import _agent, _call, _plugin
+from hook_rounds import timed_rounds
 from strands_offload._native import json_dumps
 
 member, path, rounds = sys.argv[1], sys.argv[2], int(sys.argv[4])
-with open(path, encoding="utf-8") as f:
-    text = f.read()
-
-def high_water_mark():
-    with open("/proc/self/status") as status:
-        line = next(line for line in status if line.startswith("VmHWM:"))
-    return int(line.split()[1]) * 1024
-
 kept = []
 if member in ("dump", "dump-dropped"):
     def run(content):
@@ -61,35 +53,12 @@ else:
     def run(content):
         return _call(plugin, agent, content)
     run([{"json": {"warm": "up " * 50_000}}])  # lazy imports and first-use caches
-seconds, growth, stored = [], None, None
-for i in range(rounds):
-    content = [{"json": json.loads(text)}]
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")  # the high-water mark restarts from the current resident size
-    before = high_water_mark()
-    start = time.perf_counter()
-    result = run(content)
-    seconds.append(time.perf_counter() - start)
-    if growth is None:
-        growth = high_water_mark() - before
-        stored = len(json.dumps(content[0]["json"], indent=2).encode())
-    if not member.startswith("dump"):
-        assert result["content"][0]["text"].startswith("[Offloaded: 1 blocks, ~"), result["content"][0]["text"][:80]
-    del content, result
-print(json.dumps({"median": statistics.median(seconds), "seconds": seconds, "growth": growth, "stored": stored}))
+timed_rounds(path, rounds, run, offloaded=not member.startswith("dump"))
 """
 
 
 def _child(member: str, path: str, rounds: int) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, member, path, str(HERE), str(rounds)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
-    return figures
+    return child(_CHILD, member, path, rounds)
 
 
 def main(argv: list[str] | None = None) -> int:
