@@ -409,6 +409,18 @@ pub fn write_i64<S: Sink + ?Sized>(sink: &mut S, v: i64) {
 mod tests {
     use super::*;
     use crate::json::LenSink;
+
+    /// Writes `x` into a `Vec` and into a measuring sink and holds both
+    /// against the ryu oracle (`format_float`): same bytes, same length.
+    fn check_against_ryu(x: f64) {
+        let mut fast = Vec::new();
+        write_float(&mut fast, x);
+        assert_eq!(fast, format_float(x).as_bytes(), "bits {:x}", x.to_bits());
+        let mut len = LenSink::default();
+        write_float(&mut len, x);
+        assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
+    }
+
     #[test]
     fn float_repr_matches_python_examples() {
         let cases: &[(f64, &str)] = &[
@@ -518,14 +530,7 @@ mod tests {
     #[test]
     fn zmij_text_fixed_up_agrees_with_the_ryu_oracle() {
         let mut next = crate::test_rng::xorshift(0x1319_8a2e_0370_7344);
-        let check = |x: f64| {
-            let mut fast = Vec::new();
-            write_float(&mut fast, x);
-            assert_eq!(fast, format_float(x).as_bytes(), "bits {:x}", x.to_bits());
-            let mut len = LenSink::default();
-            write_float(&mut len, x);
-            assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
-        };
+        let check = check_against_ryu;
         for i in 0..300_000u32 {
             let state = next();
             let x = match i % 4 {
@@ -592,14 +597,7 @@ mod tests {
     #[test]
     fn tiny_values_in_place_agree_with_the_ryu_oracle() {
         let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
-        let check = |x: f64| {
-            let mut fast = Vec::new();
-            write_float(&mut fast, x);
-            assert_eq!(fast, format_float(x).as_bytes(), "bits {:x}", x.to_bits());
-            let mut len = LenSink::default();
-            write_float(&mut len, x);
-            assert_eq!(len.len, fast.len(), "bits {:x}", x.to_bits());
-        };
+        let check = check_against_ryu;
         for e in -324..-3 {
             for m in [
                 1.0,
