@@ -80,12 +80,7 @@ impl KeyCache {
     /// The entry (`"key": `) of the key named `addr`, if cached.
     #[inline(always)]
     pub fn get(&self, addr: usize) -> Option<&[u8]> {
-        let table = self.slots.as_ref()?;
-        let first = set_of(addr);
-        let way = table.addrs[first..][..WAYS]
-            .iter()
-            .position(|&a| a == addr)?;
-        let entry = &table.entries[first + way];
+        let entry = self.entry(addr)?;
         Some(&entry.text[..usize::from(entry.len)])
     }
 
@@ -94,13 +89,20 @@ impl KeyCache {
     /// for a writer that copies a fixed-size block without a length test.
     #[inline(always)]
     pub fn get_padded(&self, addr: usize) -> Option<(&[u8; ENTRY], usize)> {
+        let entry = self.entry(addr)?;
+        Some((&entry.text, usize::from(entry.len)))
+    }
+
+    /// The slot holding `addr`: the one lookup behind both getters, inlined
+    /// into each so the hot path keeps its fixed-size set scan.
+    #[inline(always)]
+    fn entry(&self, addr: usize) -> Option<&Entry> {
         let table = self.slots.as_ref()?;
         let first = set_of(addr);
         let way = table.addrs[first..][..WAYS]
             .iter()
             .position(|&a| a == addr)?;
-        let entry = &table.entries[first + way];
-        Some((&entry.text, usize::from(entry.len)))
+        Some(&table.entries[first + way])
     }
 
     /// Whether a miss should be written through [`KeyCache::put`].
