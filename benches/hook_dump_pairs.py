@@ -22,14 +22,10 @@ Run: ``python benches/hook_dump_pairs.py [--pairs 15] [--rounds 3] [--reference-
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import sys
-import tempfile
-from pathlib import Path
 
-from hook_rounds import HERE, child
+from hook_rounds import add_rounds, api_document, child
+from process_bench import parse_args, write_figures
 
 _CHILD = r"""
 import sys
@@ -61,22 +57,16 @@ def _child(member: str, path: str, rounds: int) -> dict[str, float]:
     return child(_CHILD, member, path, rounds)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", type=int, default=15, help="hook/dump process pairs")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per process (each on a fresh document)")
+    add_rounds(parser)
     parser.add_argument("--reference-pairs", type=int, default=3, help="reference/ours process pairs (0: none)")
     parser.add_argument("--drop-dumps", action="store_true", help="the dump's child drops each text after its round")
-    parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(HERE))
-    from json_shapes import build_shape
 
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
-        json.dump(build_shape("api"), f)
-        path = f.name
-    try:
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(__doc__, argv, _options)
+    with api_document() as path:
         pairs = []
         for i in range(args.pairs):
             dump_member = "dump-dropped" if args.drop_dumps else "dump"
@@ -103,8 +93,6 @@ def main(argv: list[str] | None = None) -> int:
             runs = {member: _child(member, path, args.rounds) for member in order}
             references.append(runs["reference"]["median"] / runs["native"]["median"])
             print(f"reference pair {i + 1}: reference over ours {references[-1]:.1f}x", flush=True)
-    finally:
-        os.unlink(path)
     summary: dict[str, object] = {
         "pairs": pairs,
         "median_hook_over_dump": statistics.median(p["hook_over_dump"] for p in pairs),
@@ -120,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if references:
         line += f"; reference over ours {statistics.median(references):.1f}x (median of {len(references)} pairs)"
     print(line)
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
+    write_figures(args.json, summary)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""What the process-pair benches of the 10 MB JSON tool call share: the child's timed rounds and
-the parent's call of one child (``tool_call_pairs.py``, ``hook_dump_pairs.py``).
+"""What the process-pair benches of the 10 MB JSON tool call share: the child's timed rounds, the
+parent's call of one child, its ``--rounds`` option and the document on disk (``tool_call_pairs.py``,
+``hook_dump_pairs.py``).
 
 A child loads the document afresh with ``json.loads`` before every round, restarts the resident
 high-water mark, times one call, and reports the median of its rounds and the high-water growth of
@@ -8,15 +9,19 @@ the first round beside the bytes stored (the document's ``indent=2`` text).
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from process_bench import shape_files
 
 HERE = Path(__file__).parent
 
@@ -66,3 +71,15 @@ def child(script: str, member: str, path: str, rounds: int) -> dict[str, Any]:
     ).stdout
     figures: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return figures
+
+
+def add_rounds(parser: argparse.ArgumentParser) -> None:
+    """The ``--rounds`` option: how many rounds each child times."""
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per process (each on a fresh document)")
+
+
+@contextmanager
+def api_document() -> Iterator[str]:
+    """The path of the API-records document (``json_shapes``' ``api``, compact) the children load."""
+    with shape_files(["api"]) as files:
+        yield files["api"]

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-HERE = Path(__file__).parent
+from json_shapes import SHAPES
+from process_bench import parse_args, shape_files, write_figures
+
 LAYOUTS = {"compact": None, "indent2": 2}
 
 _CHILD = r"""
@@ -71,33 +70,20 @@ def _child(path: str, rounds: int) -> dict[str, dict[str, float]]:
     return figures
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--processes", type=int, default=5, help="processes per shape")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per member, layout and process")
     parser.add_argument("--shapes", nargs="*", help="a subset of the shapes (default: all six)")
-    parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(HERE))
-    from json_shapes import SHAPES, TARGET, build_shape
 
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(__doc__, argv, _options)
     shapes = args.shapes or list(SHAPES)
-    paths = {}
-    try:
-        for shape in shapes:
-            text = json.dumps(build_shape(shape))
-            assert abs(len(text) - TARGET) <= TARGET * 0.05, f"{shape}: {len(text):,} bytes"
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
-                f.write(text)
-                paths[shape] = f.name
+    with shape_files(shapes) as paths:
         runs: dict[str, list[dict[str, dict[str, float]]]] = {shape: [] for shape in shapes}
         for i in range(args.processes):
             for shape in shapes if i % 2 == 0 else reversed(shapes):
                 runs[shape].append(_child(paths[shape], args.rounds))
-    finally:
-        for path in paths.values():
-            os.unlink(path)
 
     summary: dict[str, dict[str, dict[str, object]]] = {}
     for shape in shapes:
@@ -114,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{layout} {ratio:.2f} (ours {ours * 1e3:.1f} ms, orjson {peer * 1e3:.1f} ms; by process {by_process})"
             )
         print(f"{shape}: " + "; ".join(cells), flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
+    write_figures(args.json, summary)
     return 0
 
 

@@ -17,14 +17,10 @@ Run: ``python benches/tool_call_pairs.py [--pairs 5] [--rounds 3] [--json OUT]``
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import sys
-import tempfile
-from pathlib import Path
 
-from hook_rounds import HERE, child
+from hook_rounds import add_rounds, api_document, child
+from process_bench import parse_args, write_figures
 
 _CHILD = r"""
 import sys
@@ -44,20 +40,14 @@ def _child(member: str, path: str, rounds: int) -> dict[str, object]:
     return child(_CHILD, member, path, rounds)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per process (each on a fresh document)")
-    parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
+    add_rounds(parser)
 
-    sys.path.insert(0, str(HERE))
-    from json_shapes import build_shape
 
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
-        json.dump(build_shape("api"), f)
-        path = f.name
-    try:
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(__doc__, argv, _options)
+    with api_document() as path:
         pairs = []
         for i in range(args.pairs):
             reference = _child("reference", path, args.rounds)
@@ -71,8 +61,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"our peak growth {memory:.2f}x the stored bytes",
                 flush=True,
             )
-    finally:
-        os.unlink(path)
     summary = {
         "pairs": pairs,
         "median_ratio": statistics.median(p["ratio"] for p in pairs),
@@ -84,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         f"our peak growth {summary['median_ours_peak_over_stored']:.2f}x the stored bytes "
         f"(at most {summary['max_ours_peak_over_stored']:.2f}x)"
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
+    write_figures(args.json, summary)
     return 0
 
 
