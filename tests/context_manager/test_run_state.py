@@ -4,28 +4,17 @@ outside the pipeline between two calls."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
-from collections.abc import AsyncIterable
 from typing import Any
 
 import pytest
-from _cm_harness import REFERENCE, ContextModel, Reply, ToolCall, encode_for_compare, fixed_tracking_ids
+from _cm_harness import REFERENCE, ContextModel, encode_for_compare, fixed_tracking_ids
+from _two_agents import YieldingModel, outcomes, run_together, shared_as_separate, tool_each_turn
 from strands import Agent, tool
 from strands.types.content import Messages
-from strands.types.streaming import StreamEvent
 from strands_offload.context_manager import ContextManager, Offload
 
 # ---------------------------------------------------------------------------- shared strategy objects
-
-
-class _YieldingModel(ContextModel):
-    """A ContextModel that gives the event loop a turn at every event: two agents' calls interleave."""
-
-    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncIterable[StreamEvent]:
-        async for event in super().stream(messages, *args, **kwargs):
-            await asyncio.sleep(0)
-            yield event
 
 
 @tool
@@ -33,17 +22,6 @@ async def fetch(part: int) -> str:
     """Fetch one part of the records."""
     await asyncio.sleep(0.001)
     return f"part {part}: " + "record value " * 900
-
-
-def _script(agent: int) -> Any:
-    def script(messages: Messages) -> Reply:
-        last = messages[-1]["content"]
-        if any("toolResult" in block for block in last):
-            return Reply("noted " * 20)
-        turn = sum(1 for m in messages if m["role"] == "user" and any("text" in b for b in m["content"]))
-        return Reply("", [ToolCall("fetch", {"part": turn}, f"a{agent}-t{turn}")])
-
-    return script
 
 
 def _strategies() -> list[Any]:
@@ -63,44 +41,23 @@ def _two_agents(shared: bool) -> list[tuple[str, Any, set[str]]]:
     managers = [ContextManager(strategies=common if shared else _strategies()) for _ in range(2)]
     agents = [
         Agent(
-            model=_YieldingModel(_script(k), context_window_limit=1_500),
+            model=YieldingModel(
+                tool_each_turn(k, "fetch", lambda turn: {"part": turn}, "noted " * 20), context_window_limit=1_500
+            ),
             tools=[fetch],
             context_manager=managers[k],
             callback_handler=None,
         )
         for k in range(2)
     ]
-
-    async def session(k: int) -> None:
-        for turn in range(5):
-            await agents[k].invoke_async(f"agent {k}, turn {turn}: fetch the next part")
-
-    async def both() -> None:
-        await asyncio.gather(session(0), session(1))
-
-    asyncio.run(both())
-    outcome = []
-    for k in range(2):
-        stash = managers[k].stash
-        assert stash is not None
-        refs = set(re.findall(r"\[ref: ([^\]]+)\]", encode_for_compare(agents[k].messages)))
-        resolved = {ref for ref in refs if asyncio.run(stash.retrieve_raw(ref)) is not None}
-        assert resolved == refs, f"agent {k}: references its manager's stash does not hold: {refs - resolved}"
-        savings = dataclasses.replace(managers[k].savings(), native_seconds=0.0)  # a time, not a count
-        outcome.append((_without_ids(agents[k].messages), savings, refs))
-    return outcome
+    run_together(agents, lambda k: [f"agent {k}, turn {turn}: fetch the next part" for turn in range(5)])
+    return outcomes(managers, agents, _without_ids)
 
 
 def test_the_same_strategy_objects_serve_two_agents_as_two_separate_sets() -> None:
-    separate = _two_agents(shared=False)
-    shared = _two_agents(shared=True)
-    for k in range(2):
-        messages, savings, refs = shared[k]
+    for _, savings, refs in shared_as_separate(_two_agents):
         assert refs, "the session truncated nothing: the test would show nothing"
         assert savings.edits > 0 and savings.summarizer_calls > 0
-        assert messages == separate[k][0]
-        assert savings == separate[k][1]  # each manager counts its own agent's edits, none of the other's
-        assert refs == separate[k][2]
 
 
 # ---------------------------------------------------------------------------- changes outside the pipeline

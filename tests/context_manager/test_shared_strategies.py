@@ -4,13 +4,13 @@ managers serving two agents that run concurrently behave as two separate sets; n
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 from collections.abc import AsyncIterable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from _cm_harness import ContextModel, Reply, ToolCall, _summary_request, encode_for_compare, without_usage
+from _cm_harness import Reply, _summary_request, without_usage
+from _two_agents import YieldingModel, counted_savings, outcomes, run_together, shared_as_separate, tool_each_turn
 from strands import Agent, tool
 from strands.tools.tools import PythonAgentTool
 from strands.types.content import Messages
@@ -19,8 +19,8 @@ from strands_offload.context_manager import ContextManager, Hide, Offload
 from strands_offload.context_manager.ranking import BM25Ranker
 
 
-class _YieldingModel(ContextModel):
-    """A ContextModel that gives the event loop a turn at every event and records each request's tool specs."""
+class _YieldingModel(YieldingModel):
+    """A YieldingModel that also records each request's tool specs."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -31,23 +31,7 @@ class _YieldingModel(ContextModel):
         if not _summary_request(messages, tool_specs):
             self.specs.append([spec["name"] for spec in tool_specs or ()])
         async for event in super().stream(messages, *args, **kwargs):
-            await asyncio.sleep(0)
             yield event
-
-
-def _savings(manager: Any) -> Any:
-    return dataclasses.replace(manager.savings(), native_seconds=0.0)  # a time, not a count
-
-
-def _both(agents: list[Agent], prompts: Sequence[str]) -> None:
-    async def session(k: int) -> None:
-        for prompt in prompts:
-            await agents[k].invoke_async(f"agent {k}: {prompt}")
-
-    async def run() -> None:
-        await asyncio.gather(session(0), session(1))
-
-    asyncio.run(run())
 
 
 # ---------------------------------------------------------------------------- Offload.dedupe
@@ -61,13 +45,11 @@ async def read_file(path: str) -> str:
 
 
 def _rereads(agent: int) -> Any:
-    def script(messages: Messages) -> Reply:
-        if any("toolResult" in block for block in messages[-1]["content"]):
-            return Reply("read it")
-        turn = sum(1 for m in messages if m["role"] == "user" and any("text" in b for b in m["content"]))
-        return Reply("", [ToolCall("read_file", {"path": f"notes-{agent}.txt"}, f"a{agent}-t{turn}")])
+    return tool_each_turn(agent, "read_file", lambda turn: {"path": f"notes-{agent}.txt"}, "read it")
 
-    return script
+
+def _without_ids_or_timings(messages: Messages) -> str:
+    return re.sub(r'"tracking_id": "[^"]*"', "", without_usage(messages))
 
 
 def _dedupe_sessions(shared: bool) -> list[tuple[str, Any, set[str]]]:
@@ -77,30 +59,14 @@ def _dedupe_sessions(shared: bool) -> list[tuple[str, Any, set[str]]]:
         Agent(model=_YieldingModel(_rereads(k)), tools=[read_file], context_manager=managers[k], callback_handler=None)
         for k in range(2)
     ]
-    _both(agents, [f"read your notes, turn {turn}" for turn in range(4)])
-    outcome = []
-    for k in range(2):
-        stash = managers[k].stash
-        assert stash is not None
-        text = encode_for_compare(agents[k].messages)
-        refs = set(re.findall(r"\[ref: ([^\]]+)\]", text))
-        resolved = {ref for ref in refs if asyncio.run(stash.retrieve_raw(ref)) is not None}
-        assert resolved == refs, f"agent {k}: references its manager's stash does not hold: {refs - resolved}"
-        messages = re.sub(r'"tracking_id": "[^"]*"', "", without_usage(agents[k].messages))  # no timings
-        outcome.append((messages, _savings(managers[k]), refs))
-    return outcome
+    run_together(agents, lambda k: [f"agent {k}: read your notes, turn {turn}" for turn in range(4)])
+    return outcomes(managers, agents, _without_ids_or_timings)
 
 
 def test_one_dedupe_object_shared_by_two_managers_serves_two_agents_as_two_separate_sets() -> None:
-    separate = _dedupe_sessions(shared=False)
-    shared = _dedupe_sessions(shared=True)
-    for k in range(2):
-        messages, savings, refs = shared[k]
+    for messages, savings, refs in shared_as_separate(_dedupe_sessions):
         assert "[Duplicate of the result of read_file call" in messages, "nothing deduplicated: the test shows nothing"
         assert refs and savings.edits >= 3
-        assert messages == separate[k][0]
-        assert savings == separate[k][1]  # each manager counts its own agent's rewrites, none of the other's
-        assert refs == separate[k][2]
 
 
 # ---------------------------------------------------------------------------- Hide.tool_specs
@@ -156,27 +122,16 @@ def _hide_sessions(shared: bool) -> list[tuple[list[list[str]], Any]]:
         Agent(model=models[k], tools=_catalog(), context_manager=managers[k], callback_handler=None) for k in range(2)
     ]
 
-    async def session(k: int) -> None:
-        for prompt in ASKS[k]:
-            await agents[k].invoke_async(prompt)
-
-    async def run() -> None:
-        await asyncio.gather(session(0), session(1))
-
-    asyncio.run(run())
-    return [(models[k].specs, _savings(managers[k])) for k in range(2)]
+    run_together(agents, ASKS.__getitem__)
+    return [(models[k].specs, counted_savings(managers[k])) for k in range(2)]
 
 
 def test_one_tool_specs_object_shared_by_two_managers_serves_two_agents_as_two_separate_sets() -> None:
-    separate = _hide_sessions(shared=False)
-    shared = _hide_sessions(shared=True)
-    assert separate[0][0] == [["git_log"], ["weather_forecast"]]
-    assert separate[1][0] == [["web_search"], ["send_email"]]
-    for k in range(2):
-        specs, savings = shared[k]
-        assert specs == separate[k][0]
+    shared = shared_as_separate(_hide_sessions)
+    assert shared[0][0] == [["git_log"], ["weather_forecast"]]
+    assert shared[1][0] == [["web_search"], ["send_email"]]
+    for _, savings in shared:
         assert savings.tool_specs_hidden == 2 * (len(TOPICS) - 1)
-        assert savings == separate[k][1]  # each manager counts its own agent's hidden specs, none of the other's
 
 
 # ---------------------------------------------------------------------------- no module-level measure
