@@ -43,12 +43,14 @@ logger = logging.getLogger(__name__)
 
 
 class SummarizeStrategy(BaseOffloadStrategy):
-    """Replaces content by a summary from ``config["model"]``, else the agent's auxiliary model.
+    """A model writes the text that stands in for each matching block, or for a run of old messages.
+
+    The model is ``config["model"]`` if set, else the agent's auxiliary one.
 
     Args:
-        target: What to summarize.
-        config: ``model`` and ``system_prompt`` (both optional).
-        conditions: When (see ``.when()``).
+        target: Which blocks or messages may be summarized.
+        config: Optional ``model`` (who summarizes) and ``system_prompt`` (its instructions).
+        conditions: The thresholds that set it off, as ``.when()`` builds them.
         ahead: Beyond the reference: a message-level summary starts while the tools run, when the
             results to come are expected to cross the condition (see ``_ahead``).
         cache_aligned: Beyond the reference: when the summarizer is the agent's own model and its
@@ -313,7 +315,7 @@ class SummarizeStrategy(BaseOffloadStrategy):
         return lambda usage: recorder.summarizer_call(agent, usage)
 
     async def _summary_or_none(self, content: list[Any], model: Any, message: Any, agent: Agent) -> str | None:
-        """A summary of one block; a failure is logged and leaves the block as it is."""
+        """Summarize one block's ``content``; if the model call raises, log it and give ``None`` (block kept)."""
         try:
             return await summarize(content, model, self._config, on_usage=self._usage(agent))
         except Exception as error:

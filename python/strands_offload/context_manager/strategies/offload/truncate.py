@@ -35,12 +35,15 @@ def elided_marker(count: int) -> str:
 
 
 class TruncateStrategy(BaseOffloadStrategy):
-    """Replaces long blocks by a head/tail preview (original in the stash).
+    """Cuts each matching block down to a preview (the original goes to the stash), or elides old messages.
+
+    The preview shows, by default, the block's first and last tokens.
 
     Args:
-        target: What to truncate.
-        config: ``preview_tokens`` (1,000) and ``preview`` (``"head_tail"``).
-        conditions: When (see ``.when()``).
+        target: Which blocks or messages may be cut.
+        config: The preview's size, ``preview_tokens`` (default 1,000), and which part it shows,
+            ``preview`` (default ``"head_tail"``).
+        conditions: The thresholds that set it off, as ``.when()`` builds them.
 
     Raises:
         ValueError: For a threshold not above the preview size (truncating would not converge).
