@@ -3,38 +3,116 @@
 //! instead of each reading the whole text again.
 
 #[cfg(any(fast_x86_64, fast_aarch64))]
-use super::slice_vec::SliceVec;
+use super::slice_vec::{SliceMask, SliceVec};
 #[cfg(any(fast_x86_64, fast_aarch64))]
 use crate::arch::prefetch_read;
 
 /// Bytes per slice of a block in the non-ASCII mask.
 pub(crate) const SLICE: usize = 128;
 
+/// The vector instructions the census loops run with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // each build makes only its own architecture's kinds
+pub(crate) enum Vectors {
+    /// Two 64-byte vectors a slice, compares into mask registers (x86_64 with
+    /// AVX-512 BW): a third of AVX2's instructions per slice.
+    Avx512,
+    /// Four 32-byte vectors a slice.
+    Avx2,
+    /// Eight 16-byte vectors a slice (the aarch64 baseline).
+    Neon,
+    /// None: the portable loop, and no probe.
+    Portable,
+}
+
+/// The widest vectors this CPU runs (what a test forces on its own thread, in tests).
+pub(crate) fn vectors() -> Vectors {
+    #[cfg(test)]
+    if let Some(forced) = tests::FORCED.with(std::cell::Cell::get) {
+        return forced;
+    }
+    #[cfg(fast_x86_64)]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512bw") {
+            return Vectors::Avx512;
+        }
+        if has!("avx2") {
+            return Vectors::Avx2;
+        }
+    }
+    #[cfg(fast_aarch64)]
+    return Vectors::Neon;
+    #[allow(unreachable_code)]
+    Vectors::Portable
+}
+
+/// `Some($loop::<V>(args))` with `V` the vectors `$kind` names, inside a
+/// function that enables their instructions (where the intrinsics inline);
+/// `None` for [`Vectors::Portable`].
+macro_rules! with_vectors {
+    ($kind:expr, $loop:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        match $kind {
+            #[cfg(fast_x86_64)]
+            Vectors::Avx512 => {
+                #[target_feature(enable = "avx512f,avx512bw")]
+                unsafe fn run($($arg: $ty),*) -> $ret {
+                    // SAFETY: the CPU has AVX-512 BW (this function's own requirement).
+                    unsafe { $loop::<super::slice_vec::Avx512>($($arg),*) }
+                }
+                // SAFETY: `vectors` found AVX-512 BW on this CPU.
+                Some(unsafe { run($($arg),*) })
+            }
+            #[cfg(fast_x86_64)]
+            Vectors::Avx2 => {
+                #[target_feature(enable = "avx2")]
+                unsafe fn run($($arg: $ty),*) -> $ret {
+                    // SAFETY: the CPU has AVX2 (this function's own requirement).
+                    unsafe { $loop::<super::slice_vec::Avx2>($($arg),*) }
+                }
+                // SAFETY: `vectors` found AVX2 on this CPU.
+                Some(unsafe { run($($arg),*) })
+            }
+            #[cfg(fast_aarch64)]
+            // SAFETY: NEON is in the aarch64 baseline.
+            Vectors::Neon => Some(unsafe { $loop::<super::slice_vec::Neon>($($arg),*) }),
+            _ => {
+                let _ = ($($arg),*);
+                None
+            }
+        }
+    };
+}
+
 /// Newlines in `block` (at most 32 slices long) and a mask whose bit `i` tells
 /// that slice `i` (bytes `i * SLICE ..`) holds a non-ASCII byte.
 pub(crate) fn block_census(block: &[u8]) -> (usize, u32) {
-    #[cfg(fast_x86_64)]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { block_census_avx2(block) };
-    }
-    #[cfg(fast_aarch64)]
-    // SAFETY: NEON is in the aarch64 baseline.
-    return unsafe { census_loop::<super::slice_vec::Neon>(block) };
-    #[allow(unreachable_code)]
-    block_census_portable(block)
+    with_vectors!(vectors(), census_loop(block: &[u8]) -> (usize, u32))
+        .unwrap_or_else(|| block_census_portable(block))
 }
 
-/// How far ahead of a census loop its bytes are asked into L1. Both loops wait on
-/// their loads (a 10 MB text comes from L3, the hardware prefetcher alone leaves
-/// the loads stalling); 512 to 2048 bytes ahead measured alike (on x86_64).
+/// How far ahead of a census loop its bytes are asked into L1 (see [`prefetch_near`]).
 #[cfg(any(fast_x86_64, fast_aarch64))]
 const PREFETCH_AHEAD: usize = 1024;
 
-/// How far ahead of a census loop its bytes are also asked into L2: a text out of
-/// cache (in L3 or memory) needs more loads in flight than the L1 prefetch keeps.
+/// How far ahead of a census loop its bytes are asked into L2: a text out of
+/// cache (in L3 or memory) needs more loads in flight than the hardware
+/// prefetcher alone keeps.
 #[cfg(any(fast_x86_64, fast_aarch64))]
 const PREFETCH_FAR: usize = 8192;
+
+/// Asks the 128 bytes `PREFETCH_AHEAD` past `p` into L1 when `near`; always on
+/// aarch64. On x86_64 (AVX2 and AVX-512 alike) the loops given `near` false
+/// (the census alone, a gated probe) ran 8-25% faster without these prefetches
+/// on a 10 MB text out of cache, while a probe that loads twice a slice (not
+/// gated) ran 24% slower (paired processes, 2026-12-05).
+#[cfg(any(fast_x86_64, fast_aarch64))]
+#[inline(always)]
+fn prefetch_near(p: *const u8, near: bool) {
+    if near || cfg!(fast_aarch64) {
+        prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+    }
+}
 
 /// Asks the 128 bytes at `p` into L2 (a hint: it never faults).
 #[cfg(any(fast_x86_64, fast_aarch64))]
@@ -51,13 +129,6 @@ fn prefetch_far(p: *const u8) {
     let _ = p;
 }
 
-#[cfg(fast_x86_64)]
-#[target_feature(enable = "avx2")]
-unsafe fn block_census_avx2(block: &[u8]) -> (usize, u32) {
-    // SAFETY: the CPU supports AVX2 (this function's own requirement).
-    unsafe { census_loop::<super::slice_vec::Avx2>(block) }
-}
-
 /// Per 128-byte slice: newlines summed in the vector counters, the slice's
 /// non-ASCII test one reduction of its bytes' top bits.
 ///
@@ -72,7 +143,7 @@ unsafe fn census_loop<V: SliceVec>(block: &[u8]) -> (usize, u32) {
     let mut counts = V::no_counts();
     let mut mask = 0u32;
     for (i, slice) in block.chunks_exact(SLICE).enumerate() {
-        prefetch_read(slice.as_ptr().wrapping_add(PREFETCH_AHEAD));
+        prefetch_near(slice.as_ptr(), false);
         prefetch_far(slice.as_ptr().wrapping_add(PREFETCH_FAR));
         // SAFETY: `slice` holds 128 bytes.
         let v = V::load(slice.as_ptr());
@@ -108,12 +179,18 @@ pub(crate) struct Probe<'a> {
 }
 
 /// Whether [`block_census_probe`] runs on this CPU.
-pub(crate) fn can_probe() -> bool {
-    #[cfg(fast_x86_64)]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        return true;
+/// The vectors for a probe: not AVX-512 for one not gated, which loads every
+/// slice a second time at the needle's offset (unaligned): with AVX-512 it ran
+/// 4-6% slower than with AVX2 (`self` over 10 MB of logs, paired processes).
+fn vectors_for_probes(gate: bool) -> Vectors {
+    match vectors() {
+        Vectors::Avx512 if !gate => Vectors::Avx2,
+        kind => kind,
     }
-    cfg!(fast_aarch64)
+}
+
+pub(crate) fn can_probe() -> bool {
+    vectors() != Vectors::Portable
 }
 
 /// [`block_census_probe`] for one or more probes: with one, `hit(start)` for every
@@ -143,32 +220,14 @@ fn block_census_multi(
     probes: &[Probe<'_>],
     hit: &mut impl FnMut(usize),
 ) -> Option<(usize, u32, usize)> {
-    #[cfg(fast_x86_64)]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return Some(unsafe { block_census_multi_avx2(data, at, len, probes, hit) });
-    }
-    #[cfg(fast_aarch64)]
-    // SAFETY: NEON is in the aarch64 baseline.
-    return Some(unsafe { multi_loop::<super::slice_vec::Neon>(data, at, len, probes, hit) });
-    #[allow(unreachable_code)]
-    {
-        let _ = (data, at, len, probes, hit);
-        None
-    }
-}
-
-#[cfg(fast_x86_64)]
-#[target_feature(enable = "avx2")]
-unsafe fn block_census_multi_avx2(
-    data: &[u8],
-    at: usize,
-    len: usize,
-    probes: &[Probe<'_>],
-    hit: &mut impl FnMut(usize),
-) -> (usize, u32, usize) {
-    // SAFETY: the CPU supports AVX2 (this function's own requirement).
-    unsafe { multi_loop::<super::slice_vec::Avx2>(data, at, len, probes, hit) }
+    let gate = probes.iter().all(|p| p.gate);
+    with_vectors!(vectors_for_probes(gate), multi_loop(
+        data: &[u8],
+        at: usize,
+        len: usize,
+        probes: &[Probe<'_>],
+        hit: &mut impl FnMut(usize)
+    ) -> (usize, u32, usize))
 }
 
 /// Whether `data` holds `probe`'s needle with its byte `i1` at `pos` (compared
@@ -299,19 +358,19 @@ unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool, const FOLD: 
         let start = at + i * SLICE;
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
-        prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+        prefetch_near(p, !GATE);
         prefetch_far(p.wrapping_add(PREFETCH_FAR));
         let v = V::load(p);
         counts = V::count(counts, v.eq(newline));
         mask |= u32::from(v.any_high()) << i;
-        let mut near_eq = [zero; N];
-        let mut any_near = zero;
+        let mut near_eq = [V::Mask::none(); N];
+        let mut any_near = V::Mask::none();
         for k in 0..N {
             let x = if FOLD { v.or(near_fold[k]) } else { v };
             near_eq[k] = x.eq(near[k]);
             any_near = any_near.or(near_eq[k]);
         }
-        if GATE && !any_near.any_high() {
+        if GATE && !any_near.any() {
             continue;
         }
         let in_text = match last_far {
@@ -322,7 +381,7 @@ unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool, const FOLD: 
             // A second load would reach outside the text: every position.
             u128::MAX
         } else {
-            let mut c = zero;
+            let mut c = V::Mask::none();
             for k in 0..N {
                 // SAFETY: `start + i2 - i1 ..` plus 128 bytes lies inside `data` for
                 // every probe, checked just above.
@@ -331,7 +390,7 @@ unsafe fn multi_scan<V: SliceVec, const N: usize, const GATE: bool, const FOLD: 
                 let y = if FOLD { far_v.or(far_fold[k]) } else { far_v };
                 c = c.or(near_eq[k].and(y.eq(far[k])));
             }
-            if !c.any_high() {
+            if !c.any() {
                 continue;
             }
             c.bits()
@@ -358,32 +417,13 @@ pub(crate) fn block_census_probe(
     probe: &Probe<'_>,
     hit: &mut impl FnMut(usize),
 ) -> Option<(usize, u32)> {
-    #[cfg(fast_x86_64)]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return Some(unsafe { block_census_probe_avx2(data, at, len, probe, hit) });
-    }
-    #[cfg(fast_aarch64)]
-    // SAFETY: NEON is in the aarch64 baseline.
-    return Some(unsafe { probe_loop::<super::slice_vec::Neon>(data, at, len, probe, hit) });
-    #[allow(unreachable_code)]
-    {
-        let _ = (data, at, len, probe, hit);
-        None
-    }
-}
-
-#[cfg(fast_x86_64)]
-#[target_feature(enable = "avx2")]
-unsafe fn block_census_probe_avx2(
-    data: &[u8],
-    at: usize,
-    len: usize,
-    probe: &Probe<'_>,
-    hit: &mut impl FnMut(usize),
-) -> (usize, u32) {
-    // SAFETY: the CPU supports AVX2 (this function's own requirement).
-    unsafe { probe_loop::<super::slice_vec::Avx2>(data, at, len, probe, hit) }
+    with_vectors!(vectors_for_probes(probe.gate), probe_loop(
+        data: &[u8],
+        at: usize,
+        len: usize,
+        probe: &Probe<'_>,
+        hit: &mut impl FnMut(usize)
+    ) -> (usize, u32))
 }
 
 /// The census loop with the probe folded in: the needle's rarer probe byte (`i1`)
@@ -488,13 +528,13 @@ unsafe fn block_scan<V: SliceVec, const GATE: bool, const FOLD: bool>(
         let start = at + i * SLICE;
         // SAFETY: the slice's 128 bytes lie inside `block`; unaligned loads.
         let p = unsafe { block.as_ptr().add(i * SLICE) };
-        prefetch_read(p.wrapping_add(PREFETCH_AHEAD));
+        prefetch_near(p, !GATE);
         prefetch_far(p.wrapping_add(PREFETCH_FAR));
         let v = V::load(p);
         counts = V::count(counts, v.eq(newline));
         mask |= u32::from(v.any_high()) << i;
         let near_eq = folded(v, f_near).eq(b_near);
-        if GATE && !near_eq.any_high() {
+        if GATE && !near_eq.any() {
             continue;
         }
         let bits = if start < first_far || last_far.is_none_or(|last| start > last) {
@@ -505,7 +545,7 @@ unsafe fn block_scan<V: SliceVec, const GATE: bool, const FOLD: bool>(
             // checked just above.
             let far = V::load(unsafe { data.as_ptr().add(start + other - near) });
             let c = near_eq.and(folded(far, f_other).eq(b_other));
-            if !c.any_high() {
+            if !c.any() {
                 continue;
             }
             c.bits()
@@ -545,6 +585,28 @@ fn block_census_portable(block: &[u8]) -> (usize, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The vectors [`vectors`] picks on this thread, when set.
+        pub(super) static FORCED: Cell<Option<Vectors>> = const { Cell::new(None) };
+    }
+
+    /// Runs `check` once with each kind of vectors this CPU runs, down to the
+    /// portable loop (each loop is then compared with the plain scans).
+    fn under_each_vectors(check: impl Fn()) {
+        let kinds = match vectors() {
+            Vectors::Avx512 => vec![Vectors::Avx512, Vectors::Avx2, Vectors::Portable],
+            Vectors::Avx2 => vec![Vectors::Avx2, Vectors::Portable],
+            Vectors::Neon => vec![Vectors::Neon, Vectors::Portable],
+            Vectors::Portable => vec![Vectors::Portable],
+        };
+        for kind in kinds {
+            FORCED.with(|f| f.set(Some(kind)));
+            check();
+        }
+        FORCED.with(|f| f.set(None));
+    }
 
     /// Runs the probe over `text` block by block, as the index does, and checks the
     /// census and the hits against a plain scan.
@@ -595,19 +657,21 @@ mod tests {
         }
         // A non-ASCII slice.
         texts.push("é\nxqz ".repeat(2000).into_bytes());
-        for text in &texts {
-            for needle in [&b"xqz"[..], b"zxq", b"qzxqz", b"xq", b"zz"] {
-                for i1 in 0..needle.len() {
-                    for i2 in 0..needle.len() {
-                        if i1 != i2 {
-                            for gate in [false, true] {
-                                probe_agrees(text, needle, i1, i2, gate);
+        under_each_vectors(|| {
+            for text in &texts {
+                for needle in [&b"xqz"[..], b"zxq", b"qzxqz", b"xq", b"zz"] {
+                    for i1 in 0..needle.len() {
+                        for i2 in 0..needle.len() {
+                            if i1 != i2 {
+                                for gate in [false, true] {
+                                    probe_agrees(text, needle, i1, i2, gate);
+                                }
                             }
                         }
                     }
                 }
             }
-        }
+        });
     }
 
     /// Runs several probes over `text` block by block and checks the census and the
@@ -680,49 +744,55 @@ mod tests {
         texts.push("é\nerror WARN ".repeat(2000).into_bytes());
         let fold5 = [0x20u8; 5];
         let fold4 = [0x20u8; 4];
-        for text in &texts {
-            for (i1, i2, j1, j2) in [(0, 4, 3, 0), (4, 1, 1, 2), (2, 3, 0, 3)] {
-                for gate in [false, true] {
-                    for folded in [false, true] {
-                        let e = Probe {
-                            needle: b"error",
-                            fold: folded.then_some(&fold5[..]),
-                            i1,
-                            i2,
-                            gate,
-                        };
-                        let w = Probe {
-                            needle: b"warn",
-                            fold: folded.then_some(&fold4[..]),
-                            i1: j1,
-                            i2: j2,
-                            gate,
-                        };
-                        let r = Probe {
-                            needle: b"rr",
-                            fold: None,
-                            i1: 1,
-                            i2: 0,
-                            gate,
-                        };
-                        let n = Probe {
-                            needle: b"n\n",
-                            fold: None,
-                            i1: 0,
-                            i2: 1,
-                            gate,
-                        };
-                        probes_agree(text, &[e, w]);
-                        probes_agree(text, &[w, e, r]);
-                        probes_agree(text, &[r, e, n, w]);
+        under_each_vectors(|| {
+            for text in &texts {
+                for (i1, i2, j1, j2) in [(0, 4, 3, 0), (4, 1, 1, 2), (2, 3, 0, 3)] {
+                    for gate in [false, true] {
+                        for folded in [false, true] {
+                            let e = Probe {
+                                needle: b"error",
+                                fold: folded.then_some(&fold5[..]),
+                                i1,
+                                i2,
+                                gate,
+                            };
+                            let w = Probe {
+                                needle: b"warn",
+                                fold: folded.then_some(&fold4[..]),
+                                i1: j1,
+                                i2: j2,
+                                gate,
+                            };
+                            let r = Probe {
+                                needle: b"rr",
+                                fold: None,
+                                i1: 1,
+                                i2: 0,
+                                gate,
+                            };
+                            let n = Probe {
+                                needle: b"n\n",
+                                fold: None,
+                                i1: 0,
+                                i2: 1,
+                                gate,
+                            };
+                            probes_agree(text, &[e, w]);
+                            probes_agree(text, &[w, e, r]);
+                            probes_agree(text, &[r, e, n, w]);
+                        }
                     }
                 }
             }
-        }
+        });
     }
 
     #[test]
     fn counts_newlines_and_spots_non_ascii_slices() {
+        under_each_vectors(counts_newlines_and_spots_non_ascii);
+    }
+
+    fn counts_newlines_and_spots_non_ascii() {
         assert_eq!(block_census(b""), (0, 0));
         let mut text: Vec<u8> = (0..4096)
             .map(|i| if i % 3 == 0 { b'\n' } else { b'a' })
@@ -744,5 +814,41 @@ mod tests {
         );
         assert_eq!(block_census(&text), expected);
         assert_eq!(block_census_portable(&text), expected);
+    }
+
+    /// Every loop gives the portable loop's census on blocks of every length, with
+    /// newlines, bytes outside ASCII and `0x80`/`0xff` bytes (the top bit) at
+    /// pseudo-random places, densely and sparsely.
+    #[test]
+    fn every_loop_agrees_with_the_portable_one() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut blocks = Vec::new();
+        for len in [1usize, 63, 64, 65, 127, 128, 129, 1000, 4095, 4096] {
+            for density in [2u64, 16, 300, 5000] {
+                let block: Vec<u8> = (0..len)
+                    .map(|_| match next() % density {
+                        0 => b'\n',
+                        1 => [0x80, 0xC3, 0xA9, 0xFF][(next() % 4) as usize],
+                        _ => b'a' + (next() % 26) as u8,
+                    })
+                    .collect();
+                blocks.push(block);
+            }
+        }
+        under_each_vectors(|| {
+            for block in &blocks {
+                assert_eq!(
+                    block_census(block),
+                    block_census_portable(block),
+                    "{block:?}"
+                );
+            }
+        });
     }
 }

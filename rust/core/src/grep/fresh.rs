@@ -760,7 +760,7 @@ mod tests {
             let mut text = String::new();
             while text.len() < target {
                 let mut piece = pieces[(next() % pieces.len() as u64) as usize];
-                if sparse && next() % 8 != 0 {
+                if sparse && !next().is_multiple_of(8) {
                     piece = pieces[pieces.len() - 1 - (next() % 3) as usize];
                 }
                 if !(round % 4 == 1 && piece == "\n") {

@@ -1,32 +1,180 @@
 //! A 128-byte slice of text in vector registers, and the few operations the
 //! census loops ([`super::census`]) need: written once over this trait, compiled
-//! for AVX2 (four 32-byte vectors) and for NEON (eight 16-byte ones).
+//! for AVX-512 (two 64-byte vectors), AVX2 (four 32-byte ones) and NEON (eight
+//! 16-byte ones).
 //!
 //! Every method is `#[inline(always)]`: the loops are instantiated inside a
 //! function that enables the instructions (`#[target_feature]` on x86_64, the
 //! baseline on aarch64), where the intrinsics inline too.
 
-/// 128 bytes loaded as vectors; results of compares are `0xff` per equal byte.
+/// 128 bytes loaded as vectors.
 pub(super) trait SliceVec: Copy {
     /// Newline counters carried over the slices of one block (at most 32).
     type Counts: Copy;
+    /// Which of the 128 bytes a compare found equal: vectors of `0xff` per equal
+    /// byte (AVX2, NEON), or mask registers (AVX-512).
+    type Mask: SliceMask;
     /// # Safety
     /// `p..p + 128` must be readable (unaligned is fine), and the CPU must have
     /// the instructions (see the module comment).
     unsafe fn load(p: *const u8) -> Self;
     unsafe fn splat(b: u8) -> Self;
     unsafe fn or(self, other: Self) -> Self;
-    unsafe fn and(self, other: Self) -> Self;
-    unsafe fn eq(self, other: Self) -> Self;
-    /// Whether any byte has its top bit set: a byte outside ASCII, or a compare
-    /// that matched.
+    unsafe fn eq(self, other: Self) -> Self::Mask;
+    /// Whether any byte has its top bit set: a byte outside ASCII.
     unsafe fn any_high(self) -> bool;
-    /// The top bit of each byte, byte `i` giving bit `i`.
-    unsafe fn bits(self) -> u128;
     unsafe fn no_counts() -> Self::Counts;
-    /// Adds the set bytes of a compare result to the counters.
-    unsafe fn count(counts: Self::Counts, eq: Self) -> Self::Counts;
+    /// Adds the bytes a compare found equal to the counters.
+    unsafe fn count(counts: Self::Counts, eq: Self::Mask) -> Self::Counts;
     unsafe fn total(counts: Self::Counts) -> usize;
+}
+
+/// The result of a compare over a slice's 128 bytes.
+pub(super) trait SliceMask: Copy {
+    /// No byte.
+    unsafe fn none() -> Self;
+    unsafe fn and(self, other: Self) -> Self;
+    unsafe fn or(self, other: Self) -> Self;
+    /// Whether any byte is set.
+    unsafe fn any(self) -> bool;
+    /// Byte `i` gives bit `i`.
+    unsafe fn bits(self) -> u128;
+}
+
+/// The vector types whose compares give vectors of `0xff` / `0x00` bytes are
+/// their own masks: their vector methods do the work.
+macro_rules! vector_mask {
+    ($t:ty) => {
+        impl SliceMask for $t {
+            #[inline(always)]
+            unsafe fn none() -> Self {
+                // SAFETY: the caller's function enables the instructions.
+                unsafe { <$t as SliceVec>::splat(0) }
+            }
+            #[inline(always)]
+            unsafe fn and(self, other: Self) -> Self {
+                // SAFETY: as above.
+                unsafe { self.and_vec(other) }
+            }
+            #[inline(always)]
+            unsafe fn or(self, other: Self) -> Self {
+                // SAFETY: as above.
+                unsafe { <$t as SliceVec>::or(self, other) }
+            }
+            #[inline(always)]
+            unsafe fn any(self) -> bool {
+                // SAFETY: as above.
+                unsafe { self.any_high() }
+            }
+            #[inline(always)]
+            unsafe fn bits(self) -> u128 {
+                // SAFETY: as above.
+                unsafe { self.top_bits() }
+            }
+        }
+    };
+}
+
+#[cfg(fast_x86_64)]
+pub(super) use avx512::Avx512;
+
+#[cfg(fast_x86_64)]
+mod avx512 {
+    use super::{SliceMask, SliceVec};
+    use std::arch::x86_64::*;
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Avx512([__m512i; 2]);
+
+    /// A compare's result: one mask register per 64 bytes.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Masks([__mmask64; 2]);
+
+    impl SliceVec for Avx512 {
+        /// One-byte lanes: at most 2 newlines per lane per slice, 64 per block.
+        type Counts = __m512i;
+        type Mask = Masks;
+
+        #[inline(always)]
+        unsafe fn load(p: *const u8) -> Self {
+            // SAFETY: the caller's 128 bytes are readable.
+            unsafe {
+                Avx512([
+                    _mm512_loadu_si512(p.cast()),
+                    _mm512_loadu_si512(p.add(64).cast()),
+                ])
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn splat(b: u8) -> Self {
+            Avx512([_mm512_set1_epi8(b as i8); 2])
+        }
+
+        #[inline(always)]
+        unsafe fn or(self, other: Self) -> Self {
+            let (a, b) = (self.0, other.0);
+            Avx512([_mm512_or_si512(a[0], b[0]), _mm512_or_si512(a[1], b[1])])
+        }
+
+        #[inline(always)]
+        unsafe fn eq(self, other: Self) -> Masks {
+            let (a, b) = (self.0, other.0);
+            Masks([
+                _mm512_cmpeq_epi8_mask(a[0], b[0]),
+                _mm512_cmpeq_epi8_mask(a[1], b[1]),
+            ])
+        }
+
+        #[inline(always)]
+        unsafe fn any_high(self) -> bool {
+            _mm512_movepi8_mask(_mm512_or_si512(self.0[0], self.0[1])) != 0
+        }
+
+        #[inline(always)]
+        unsafe fn no_counts() -> __m512i {
+            _mm512_setzero_si512()
+        }
+
+        #[inline(always)]
+        unsafe fn count(counts: __m512i, eq: Masks) -> __m512i {
+            let one = _mm512_set1_epi8(1);
+            let c = _mm512_mask_add_epi8(counts, eq.0[0], counts, one);
+            _mm512_mask_add_epi8(c, eq.0[1], c, one)
+        }
+
+        #[inline(always)]
+        unsafe fn total(counts: __m512i) -> usize {
+            _mm512_reduce_add_epi64(_mm512_sad_epu8(counts, _mm512_setzero_si512())) as usize
+        }
+    }
+
+    impl SliceMask for Masks {
+        #[inline(always)]
+        unsafe fn none() -> Self {
+            Masks([0; 2])
+        }
+
+        #[inline(always)]
+        unsafe fn and(self, other: Self) -> Self {
+            Masks([self.0[0] & other.0[0], self.0[1] & other.0[1]])
+        }
+
+        #[inline(always)]
+        unsafe fn or(self, other: Self) -> Self {
+            Masks([self.0[0] | other.0[0], self.0[1] | other.0[1]])
+        }
+
+        #[inline(always)]
+        unsafe fn any(self) -> bool {
+            self.0[0] | self.0[1] != 0
+        }
+
+        #[inline(always)]
+        unsafe fn bits(self) -> u128 {
+            u128::from(self.0[0]) | u128::from(self.0[1]) << 64
+        }
+    }
 }
 
 #[cfg(fast_x86_64)]
@@ -34,7 +182,7 @@ pub(super) use avx2::Avx2;
 
 #[cfg(fast_x86_64)]
 mod avx2 {
-    use super::SliceVec;
+    use super::{SliceMask, SliceVec};
     use std::arch::x86_64::*;
 
     #[derive(Clone, Copy)]
@@ -52,11 +200,24 @@ mod avx2 {
             let v = self.0;
             _mm256_or_si256(_mm256_or_si256(v[0], v[1]), _mm256_or_si256(v[2], v[3]))
         }
+
+        #[inline(always)]
+        unsafe fn and_vec(self, other: Self) -> Self {
+            self.map2(other, |a, b| _mm256_and_si256(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn top_bits(self) -> u128 {
+            self.0.iter().enumerate().fold(0u128, |bits, (k, &v)| {
+                bits | u128::from(_mm256_movemask_epi8(v) as u32) << (k * 32)
+            })
+        }
     }
 
     impl SliceVec for Avx2 {
         /// One-byte lanes: at most 4 newlines per lane per slice, 128 per block.
         type Counts = __m256i;
+        type Mask = Self;
 
         #[inline(always)]
         unsafe fn load(p: *const u8) -> Self {
@@ -80,11 +241,6 @@ mod avx2 {
         }
 
         #[inline(always)]
-        unsafe fn and(self, other: Self) -> Self {
-            self.map2(other, |a, b| _mm256_and_si256(a, b))
-        }
-
-        #[inline(always)]
         unsafe fn eq(self, other: Self) -> Self {
             self.map2(other, |a, b| _mm256_cmpeq_epi8(a, b))
         }
@@ -92,13 +248,6 @@ mod avx2 {
         #[inline(always)]
         unsafe fn any_high(self) -> bool {
             _mm256_movemask_epi8(self.folded()) != 0
-        }
-
-        #[inline(always)]
-        unsafe fn bits(self) -> u128 {
-            self.0.iter().enumerate().fold(0u128, |bits, (k, &v)| {
-                bits | u128::from(_mm256_movemask_epi8(v) as u32) << (k * 32)
-            })
         }
 
         #[inline(always)]
@@ -121,6 +270,8 @@ mod avx2 {
                 + _mm256_extract_epi64::<3>(sums)) as usize
         }
     }
+
+    vector_mask!(Avx2);
 }
 
 #[cfg(fast_aarch64)]
@@ -128,7 +279,7 @@ pub(super) use neon::Neon;
 
 #[cfg(fast_aarch64)]
 mod neon {
-    use super::SliceVec;
+    use super::{SliceMask, SliceVec};
     use std::arch::aarch64::*;
 
     #[derive(Clone, Copy)]
@@ -155,11 +306,22 @@ mod neon {
             let s = vpaddq_u8(vpaddq_u8(m[0], m[1]), vpaddq_u8(m[2], m[3]));
             vgetq_lane_u64::<0>(vreinterpretq_u64_u8(vpaddq_u8(s, s)))
         }
+
+        #[inline(always)]
+        unsafe fn and_vec(self, other: Self) -> Self {
+            self.map2(other, |a, b| vandq_u8(a, b))
+        }
+
+        #[inline(always)]
+        unsafe fn top_bits(self) -> u128 {
+            u128::from(Self::bits64(&self.0[..4])) | u128::from(Self::bits64(&self.0[4..])) << 64
+        }
     }
 
     impl SliceVec for Neon {
         /// Two-byte lanes, fed eight-lane sums of each slice (`vpadalq`).
         type Counts = uint16x8_t;
+        type Mask = Self;
 
         #[inline(always)]
         unsafe fn load(p: *const u8) -> Self {
@@ -177,11 +339,6 @@ mod neon {
         }
 
         #[inline(always)]
-        unsafe fn and(self, other: Self) -> Self {
-            self.map2(other, |a, b| vandq_u8(a, b))
-        }
-
-        #[inline(always)]
         unsafe fn eq(self, other: Self) -> Self {
             self.map2(other, |a, b| vceqq_u8(a, b))
         }
@@ -192,11 +349,6 @@ mod neon {
             let a = vorrq_u8(vorrq_u8(v[0], v[1]), vorrq_u8(v[2], v[3]));
             let b = vorrq_u8(vorrq_u8(v[4], v[5]), vorrq_u8(v[6], v[7]));
             vmaxvq_u8(vorrq_u8(a, b)) >= 0x80
-        }
-
-        #[inline(always)]
-        unsafe fn bits(self) -> u128 {
-            u128::from(Self::bits64(&self.0[..4])) | u128::from(Self::bits64(&self.0[4..])) << 64
         }
 
         #[inline(always)]
@@ -216,4 +368,6 @@ mod neon {
             vaddlvq_u16(counts) as usize
         }
     }
+
+    vector_mask!(Neon);
 }

@@ -887,7 +887,7 @@ mod tests {
         let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..3000 {
             let len = (next() % 70) as usize;
-            let astral = next() % 3 == 0;
+            let astral = next().is_multiple_of(3);
             let cps: Vec<u32> = (0..len)
                 .map(|_| match next() % 10 {
                     0 if astral => 0x1f680,
