@@ -74,27 +74,32 @@ impl Follower for () {}
 
 /// What one read of the text finds: the per-block checkpoints, the newline total
 /// and whether the text is all ASCII.
-struct Census {
-    blocks: Vec<usize>,
-    newlines: usize,
-    is_ascii: bool,
+pub(crate) struct Census {
+    pub(crate) blocks: Vec<usize>,
+    pub(crate) newlines: usize,
+    pub(crate) is_ascii: bool,
 }
 
 /// Reads `data` once, block by block; when `validate`, checks it is UTF-8 on the way.
 ///
 /// Only the stretches of non-ASCII slices need the UTF-8 check, and each stretch can
 /// be checked alone: it starts after an ASCII slice (or at the start) and ends before
-/// one (or at the end), so on character boundaries whenever the text is valid. One
-/// stretch per block at most (from its first to its last non-ASCII slice, joined to
-/// the neighbouring blocks' when they touch), checked while it is still in cache.
+/// one (or at the end), so on character boundaries whenever the text is valid. A
+/// stretch runs from a non-ASCII slice to the last one that follows it with at most
+/// [`GAP_SLICES`] ASCII slices between each two (across blocks too), and is checked
+/// once it ends, while it is still in cache.
 ///
 /// `follower` reads each block and is told after every [`GROUP`] blocks and at the
 /// end how far the read went: a search can follow while the bytes are in cache.
-fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<Census, GrepError> {
+pub(crate) fn census(
+    data: &[u8],
+    validate: bool,
+    follower: &mut impl Follower,
+) -> Result<Census, GrepError> {
     let mut blocks = crate::alloc::vec_with_capacity(data.len() / BLOCK + 1);
     let mut newlines = 0;
     let mut is_ascii = true;
-    let mut run_start: Option<usize> = None;
+    let mut open: Option<(usize, usize)> = None;
     for (b, chunk) in data.chunks(BLOCK).enumerate() {
         if b % GROUP == 0 && b > 0 {
             follower.advance(data, b * BLOCK);
@@ -103,30 +108,12 @@ fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<C
         let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len());
         newlines += n;
         is_ascii &= mask == 0;
-        if !validate {
-            continue;
-        }
-        let at = b * BLOCK;
-        if mask & 1 == 0 {
-            // The block starts with an ASCII slice: a stretch from before ends here.
-            if let Some(start) = run_start.take() {
-                validate_utf8(&data[start..at], start)?;
-            }
-        }
-        if mask == 0 {
-            continue;
-        }
-        let first = mask.trailing_zeros() as usize;
-        let end = at + (32 - mask.leading_zeros() as usize) * SLICE;
-        let start = *run_start.get_or_insert(at + first * SLICE);
-        if end < at + chunk.len() {
-            // An ASCII slice follows inside the block: the stretch ends here.
-            validate_utf8(&data[start..end], start)?;
-            run_start = None;
+        if validate {
+            check_stretches(data, b * BLOCK, chunk.len(), mask, &mut open)?;
         }
     }
-    if let Some(start) = run_start {
-        validate_utf8(&data[start..], start)?;
+    if let Some((start, end)) = open {
+        validate_utf8(&data[start..end], start)?;
     }
     follower.advance(data, data.len());
     Ok(Census {
@@ -134,6 +121,45 @@ fn census(data: &[u8], validate: bool, follower: &mut impl Follower) -> Result<C
         newlines,
         is_ascii,
     })
+}
+
+/// Non-ASCII slices at most this many ASCII slices apart are checked as one stretch:
+/// a check's set-up costs about as much as checking a few hundred bytes.
+const GAP_SLICES: usize = 4;
+
+/// Checks the stretches of non-ASCII slices of the block `data[at..at + len]` (its
+/// `mask`, see [`block_census`]) as [`census`] says. `open` is a stretch not checked
+/// yet (`start..end`), left open when it reaches the block's end.
+fn check_stretches(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    mask: u32,
+    open: &mut Option<(usize, usize)>,
+) -> Result<(), GrepError> {
+    let mut m = mask;
+    while m != 0 {
+        let s = at + m.trailing_zeros() as usize * SLICE;
+        m &= m - 1;
+        let e = (s + SLICE).min(at + len);
+        match open {
+            Some((_, end)) if s - *end <= GAP_SLICES * SLICE => *end = e,
+            _ => {
+                // The slices since the open stretch's end are ASCII: it is whole.
+                if let Some((start, end)) = open.replace((s, e)) {
+                    validate_utf8(&data[start..end], start)?;
+                }
+            }
+        }
+    }
+    if let Some((start, end)) = *open {
+        if end < at + len {
+            // An ASCII slice follows it in this block: check it while it is in cache.
+            validate_utf8(&data[start..end], start)?;
+            *open = None;
+        }
+    }
+    Ok(())
 }
 
 /// Checks `data` (which starts at byte `offset` of the text) is UTF-8.
@@ -175,13 +201,18 @@ impl<S: AsRef<[u8]>> TextIndex<S> {
     /// [`Follower`]). The bytes are not yet known to be UTF-8 when it sees them.
     pub(crate) fn new_following(data: S, follower: &mut impl Follower) -> Result<Self, GrepError> {
         let found = census(data.as_ref(), true, follower)?;
-        Ok(TextIndex {
+        Ok(Self::from_census(data, found))
+    }
+
+    /// The index of UTF-8 `data` from its census (read whole, or in parts joined).
+    pub(crate) fn from_census(data: S, found: Census) -> Self {
+        TextIndex {
             data,
             replaced: None,
             block_newlines: found.blocks,
             newlines: found.newlines,
             is_ascii: found.is_ascii,
-        })
+        }
     }
 
     /// Indexes WTF-8 text: UTF-8 in which lone surrogates are encoded as their own
@@ -365,6 +396,41 @@ mod tests {
                 valid_up_to: BLOCK - 1
             }
         );
+    }
+
+    /// Texts of ASCII runs of every width around the slice and stretch sizes, with
+    /// characters of 2-4 bytes across slice and block edges, some bytes then spoiled:
+    /// the index accepts exactly what `std::str::from_utf8` accepts, and reports its
+    /// first bad byte.
+    #[test]
+    fn the_utf8_check_agrees_with_std() {
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
+        let chars = ["\u{e9}", "\u{2019}", "\u{1F600}", "\u{4e2d}"];
+        for round in 0..400 {
+            let mut data = Vec::new();
+            while data.len() < 3 * BLOCK {
+                let ascii = match next() % 4 {
+                    0 => (next() % 8) as usize,
+                    1 => (next() % (8 * SLICE as u64)) as usize,
+                    2 => SLICE * (1 + (next() % 8) as usize) - (next() % 4) as usize,
+                    _ => (next() % (2 * BLOCK as u64)) as usize,
+                };
+                data.extend(std::iter::repeat_n(b'x', ascii));
+                data.extend(chars[(next() % 4) as usize].as_bytes());
+            }
+            for _ in 0..round % 3 {
+                let at = (next() % data.len() as u64) as usize;
+                data[at] = [0xFF, 0x80, 0xC3, 0xED, 0xF0, b'x'][(next() % 6) as usize];
+            }
+            let std_says = std::str::from_utf8(&data)
+                .map(|_| ())
+                .map_err(|e| e.valid_up_to());
+            let ours = TextIndex::new(&data[..]).map(|_| ()).map_err(|e| match e {
+                GrepError::InvalidUtf8 { valid_up_to } => valid_up_to,
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(ours, std_says, "round {round}");
+        }
     }
 
     #[test]
