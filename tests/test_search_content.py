@@ -202,6 +202,50 @@ def test_large_bytes_searched_in_windows(pattern: str) -> None:
         assert outcome(search_content, data, **kwargs) == expected, kwargs
 
 
+def _text_read_in_parts() -> str:
+    """Over 3 MiB: the bytes path reads it in three parts on two threads, each cut at the
+    4 KiB block boundary near each third that is a character boundary with a short line
+    across it. Real sources, lines outside ASCII, a 100 KB line, and a marker on every line
+    within 8 KiB of each third, so whichever line a cut crosses holds matches."""
+    sources = "".join(_real_texts())
+    text = sources
+    while len(text.encode("utf-8")) < 3 << 20:
+        text += "é’中😀 error WARNING TİMEOUT x" * 30 + "\n" + sources
+    lines = text.split("\n")
+    lines.insert(len(lines) // 2, "é x" * 33_000)
+    size = sum(len(line.encode("utf-8")) + 1 for line in lines)
+    thirds = [(size * k // 3 - (8 << 10), size * k // 3 + (8 << 10)) for k in (1, 2)]
+    at = 0
+    for i, line in enumerate(lines):
+        if any(lo <= at <= hi for lo, hi in thirds):
+            lines[i] = line + " zzzz_marker def self.x(1) import error warning Timeout EXCEPTION"
+        at += len(line.encode("utf-8")) + 1
+    return "\n".join(lines)
+
+
+PARTS_PATTERNS = [*REAL_PATTERNS[:12], "zzzz_marker", "(?i)timeout", "error|warn(ing)?", "(?i)exception"]
+
+
+@pytest.mark.parametrize("pattern", PARTS_PATTERNS)
+def test_texts_read_in_parts_match_reference(pattern: str) -> None:
+    text = _text_read_in_parts()
+    data = text.encode("utf-8")
+    assert len(data) > 2 << 20
+    for kwargs in ({"pattern": pattern}, {"pattern": pattern, "context_lines": 0, "max_chars": 10**6}):
+        assert outcome(search_content, data, **kwargs) == outcome(ref_search, text, **kwargs), kwargs
+
+
+def test_a_bad_byte_in_a_later_part_raises_the_same_decode_error() -> None:
+    data = bytearray(_text_read_in_parts().encode("utf-8"))
+    for at in (len(data) - 5, (2 << 20) + 1, (1 << 20) - 1):
+        data[at] = 0xFF
+        with pytest.raises(UnicodeDecodeError) as ours:
+            search_content(bytes(data), pattern="zzzz_marker")
+        with pytest.raises(UnicodeDecodeError) as python:
+            bytes(data).decode("utf-8")
+        assert ours.value.args == python.value.args
+
+
 # Alternations of a few literals and case-insensitive literals are probed inside the indexing
 # read of bytes (several needles at once, case-blind, with the characters outside ASCII that
 # (?i) classes also hold: "İ ı" for i, "ſ" for s, the Kelvin sign for k); the probes give way

@@ -149,3 +149,29 @@ def test_an_agent_with_an_exact_tokenizer_runs_under_a_thread_limit() -> None:
         """
     )
     assert lines == ["invoke_async same"]
+
+
+@pytest.mark.skipif(os.cpu_count() == 1, reason="one core: a text is read on one thread anyway")
+def test_a_grep_of_a_long_text_under_a_thread_limit_equals_the_reference() -> None:
+    # Bytes of 2 MiB or more are read in parts by the calling thread and a helper thread,
+    # started on first use: refused, the calling thread reads every part.
+    lines = run_limited(
+        """
+        from strands.vended_plugins.context_offloader.search import _search_content as ref_search
+        from strands_offload import search_content
+
+        text = "".join(f"line {i} holds é and some words\\n" for i in range(120_000))
+        data = text.encode("utf-8")
+        assert len(data) > 3 << 20
+        patterns = ("line 119999 ", "(?i)LINE 7", "words$")
+        want = [ref_search(text, pattern=p) for p in patterns]
+        limit_threads()
+        for p, expected in zip(patterns, want):
+            try:
+                report(p, search_content(data, pattern=p), expected)
+            except BaseException as exc:
+                print(f"{p} raised {type(exc).__name__}: {exc}")
+        """
+    )
+    assert len(lines) == 3, lines
+    assert all(line.endswith(" same") for line in lines), lines

@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod arch;
 pub mod grep;
+pub mod helper;
 pub mod json;
 pub mod jsonpath;
 pub mod keyword;

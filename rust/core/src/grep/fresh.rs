@@ -17,6 +17,7 @@
 use super::census::{block_census, block_census_probes, can_probe, Probe, SLICE};
 use super::index::{count_newlines, offset_in_block, Follower, BLOCK_BYTES};
 use super::matcher::{BufferSearch, FoldedSet};
+use super::parts::{self, PartSearch};
 use super::{GrepError, Matcher, TextIndex};
 
 /// Matching lines of the whole text found beforehand (by a search that followed the
@@ -45,8 +46,15 @@ pub(crate) fn index_following<'d>(
         return Ok(None);
     };
     let mut scan = FollowScan::new(engine, matcher.folded_set(), data);
-    let index = TextIndex::new_following(data, &mut scan)?;
-    let found = number_hits(&index, &scan.hits, needed);
+    let cuts = parts::plan(data);
+    let (index, hits) = if cuts.is_empty() {
+        let index = TextIndex::new_following(data, &mut scan)?;
+        (index, std::mem::take(&mut scan.hits))
+    } else {
+        let (found, hits) = parts::read_in_parts(data, &cuts, &scan)?;
+        (TextIndex::from_census(data, found), hits)
+    };
+    let found = number_hits(&index, &hits, needed);
     Ok(Some((index, found)))
 }
 
@@ -171,10 +179,7 @@ impl<'m> FollowScan<'m> {
         let mut probes = Vec::new();
         if !needles.is_empty() && needles.iter().all(|(n, _)| n.len() >= 2) && can_probe() {
             let sample = &data[..data.len().min(SAMPLE)];
-            let mut seen = [0usize; 256];
-            for &b in sample {
-                seen[usize::from(b)] += 1;
-            }
+            let seen = byte_counts(sample);
             let (mut near_total, mut pair_total) = (0, 0);
             for &(needle, fold) in &needles {
                 // How often needle byte `i` sits in the sample, in either case where folded.
@@ -329,6 +334,22 @@ fn holds_extra(extras: &[String], data: &[u8], first: usize, last: usize) -> boo
     })
 }
 
+/// How often each byte value occurs in `sample`. Four tables take turns, so runs of
+/// one byte (spaces, indentation) do not chain each increment on the one before.
+fn byte_counts(sample: &[u8]) -> [usize; 256] {
+    let mut tables = [[0u32; 256]; 4];
+    let mut quads = sample.chunks_exact(4);
+    for q in &mut quads {
+        for (table, &b) in tables.iter_mut().zip(q) {
+            table[usize::from(b)] += 1;
+        }
+    }
+    for &b in quads.remainder() {
+        tables[0][usize::from(b)] += 1;
+    }
+    std::array::from_fn(|i| tables.iter().map(|t| t[i] as usize).sum())
+}
+
 /// Bytes of the text sampled to rank the needle's bytes by how rare they are there.
 const SAMPLE: usize = 16 << 10;
 
@@ -379,6 +400,34 @@ fn rare_pair(len: usize, count: &dyn Fn(usize) -> usize) -> (usize, usize) {
     let apart = 4.min(len - 1);
     let i2 = rarest(&|i| i.abs_diff(i1) < apart).unwrap_or(len - 1 - i1.min(len - 1));
     (i1, i2)
+}
+
+/// Each part of a text read in parts (see [`parts`]) is searched by a copy of the
+/// scan set up on the whole text (its probes chose their bytes on the text's start).
+impl PartSearch for FollowScan<'_> {
+    type Scan = Self;
+
+    fn scan_from(&self, pos: usize) -> Self {
+        FollowScan {
+            engine: self.engine,
+            probes: self.probes.clone(),
+            extras: self.extras,
+            pos,
+            engine_done: 0,
+            engine_cost: 0,
+            checked: 0,
+            starts: Vec::new(),
+            hits: Vec::new(),
+        }
+    }
+
+    fn hits(scan: Self) -> Vec<usize> {
+        scan.hits
+    }
+
+    fn line_hit(&self, data: &[u8], start: usize, end: usize) -> Option<usize> {
+        self.engine.find(&data[..end], start)
+    }
 }
 
 impl Follower for FollowScan<'_> {
@@ -456,6 +505,13 @@ mod tests {
         };
         let fresh = search_fresh(text, &query).unwrap();
         let indexed = search(&TextIndex::new(text).unwrap(), &query).unwrap();
+        // Read in parts of a few blocks (where a cut fits): the same answer.
+        for layout in [(2 * BLOCK_BYTES, BLOCK_BYTES), (BLOCK_BYTES, 300)] {
+            parts::TEST_LAYOUT.with(|l| l.set(Some(layout)));
+            let in_parts = search_fresh(text, &query);
+            parts::TEST_LAYOUT.with(|l| l.set(None));
+            assert_eq!(in_parts.unwrap(), fresh, "parts of {layout:?}");
+        }
         (fresh, indexed)
     }
 
@@ -809,6 +865,17 @@ mod tests {
         assert!(i1.abs_diff(i2) >= 4, "{i1} {i2}");
         let (i1, i2) = pair_in(b"abc", b"aaabbbccc");
         assert_ne!(i1, i2);
+    }
+
+    #[test]
+    fn byte_counts_count_every_byte() {
+        let mut next = crate::test_rng::xorshift(99);
+        for len in [0, 1, 3, 4, 5, 1000, SAMPLE] {
+            let sample: Vec<u8> = (0..len).map(|_| (next() % 7) as u8 * 37).collect();
+            let mut naive = [0usize; 256];
+            sample.iter().for_each(|&b| naive[usize::from(b)] += 1);
+            assert_eq!(byte_counts(&sample), naive);
+        }
     }
 
     #[test]

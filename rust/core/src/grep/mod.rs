@@ -19,6 +19,7 @@ pub mod format;
 mod fresh;
 pub mod index;
 pub mod matcher;
+mod parts;
 pub mod request;
 #[cfg(any(fast_x86_64, fast_aarch64))]
 mod slice_vec;
