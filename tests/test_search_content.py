@@ -235,6 +235,16 @@ def test_texts_read_in_parts_match_reference(pattern: str) -> None:
         assert outcome(search_content, data, **kwargs) == outcome(ref_search, text, **kwargs), kwargs
 
 
+def test_a_long_text_indexed_in_parts_pages_like_reference() -> None:
+    text = _text_read_in_parts()
+    index = TextIndex(text.encode("utf-8"))
+    n = index.line_count
+    assert n == text.count("\n") + 1
+    for rng in [(1, 40), (n // 3 - 20, n // 3 + 20), (2 * n // 3 - 5, 2 * n // 3 + 5), (n - 3, n)]:
+        assert search_content(index, line_range=rng) == ref_search(text, line_range=rng)
+    assert search_content(index, pattern="zzzz_marker") == ref_search(text, pattern="zzzz_marker")
+
+
 def test_a_bad_byte_in_a_later_part_raises_the_same_decode_error() -> None:
     data = bytearray(_text_read_in_parts().encode("utf-8"))
     for at in (len(data) - 5, (2 << 20) + 1, (1 << 20) - 1):

@@ -194,7 +194,13 @@ fn replace_surrogates(data: &[u8]) -> Vec<u8> {
 impl<S: AsRef<[u8]>> TextIndex<S> {
     /// Indexes UTF-8 text, rejecting anything else.
     pub fn new(data: S) -> Result<Self, GrepError> {
-        Self::new_following(data, &mut ())
+        // A long text is read in parts on two threads (see `parts`).
+        let cuts = super::parts::plan(data.as_ref());
+        if cuts.is_empty() {
+            return Self::new_following(data, &mut ());
+        }
+        let (found, _) = super::parts::read_in_parts(data.as_ref(), &cuts, &())?;
+        Ok(Self::from_census(data, found))
     }
 
     /// Indexes UTF-8 text like [`Self::new`] with `follower` reading along (see
