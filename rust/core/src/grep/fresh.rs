@@ -51,7 +51,22 @@ pub(crate) fn index_following<'d>(
         let index = TextIndex::new_following(data, &mut scan)?;
         (index, std::mem::take(&mut scan.hits))
     } else {
-        let (found, hits) = parts::read_in_parts(data, &cuts, &scan)?;
+        // The helper searches with its own copy of a regex: one shared by two threads
+        // hands the second thread its scratch space through a lock on every search.
+        let own = match engine {
+            BufferSearch::Regex(re) => Some(re.clone()),
+            _ => None,
+        };
+        let helper = FollowScan {
+            engine: own.as_ref().map_or(engine, BufferSearch::Regex),
+            ..scan.scan_from(0)
+        };
+        let scans = ByThread {
+            caller: &scan,
+            helper: &helper,
+            caller_id: std::thread::current().id(),
+        };
+        let (found, hits) = parts::read_in_parts(data, &cuts, &scans)?;
         (TextIndex::from_census(data, found), hits)
     };
     let found = number_hits(&index, &hits, needed);
@@ -427,6 +442,33 @@ impl PartSearch for FollowScan<'_> {
 
     fn line_hit(&self, data: &[u8], start: usize, end: usize) -> Option<usize> {
         self.engine.find(&data[..end], start)
+    }
+}
+
+/// The scans of a text read in parts: the calling thread's, and the helper's.
+struct ByThread<'a, 'm> {
+    caller: &'a FollowScan<'m>,
+    helper: &'a FollowScan<'m>,
+    caller_id: std::thread::ThreadId,
+}
+
+impl<'m> PartSearch for ByThread<'_, 'm> {
+    type Scan = FollowScan<'m>;
+
+    fn scan_from(&self, pos: usize) -> FollowScan<'m> {
+        if std::thread::current().id() == self.caller_id {
+            self.caller.scan_from(pos)
+        } else {
+            self.helper.scan_from(pos)
+        }
+    }
+
+    fn hits(scan: FollowScan<'m>) -> Vec<usize> {
+        scan.hits
+    }
+
+    fn line_hit(&self, data: &[u8], start: usize, end: usize) -> Option<usize> {
+        self.caller.line_hit(data, start, end)
     }
 }
 
