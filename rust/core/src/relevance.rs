@@ -497,19 +497,7 @@ fn weighted_scores(parts: &[(&str, f64)], text: &str, chunks: &[Chunk]) -> Vec<f
 mod tests {
     use super::*;
     use crate::rank::Index;
-    use crate::test_rng::xorshift;
-
-    struct Rng(Box<dyn FnMut() -> u64>);
-
-    impl Rng {
-        fn new(seed: u64) -> Self {
-            Rng(Box::new(xorshift(seed)))
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            ((self.0)() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     fn texts<'a>(text: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
         chunks

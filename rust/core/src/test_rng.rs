@@ -10,3 +10,17 @@ pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         state
     }
 }
+
+/// Numbers below a bound from [`xorshift`].
+pub(crate) struct Rng(Box<dyn FnMut() -> u64>);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Rng(Box::new(xorshift(seed)))
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        ((self.0)() % n as u64) as usize
+    }
+}

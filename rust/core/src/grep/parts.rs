@@ -191,29 +191,14 @@ fn shifted(e: GrepError, start: usize) -> GrepError {
 mod tests {
     use super::*;
     use crate::grep::TextIndex;
-    use crate::test_rng::xorshift;
-
-    /// A generator of numbers below a bound.
-    struct Rng(Box<dyn FnMut() -> u64>);
-
-    impl Rng {
-        fn new(seed: u64) -> Self {
-            Rng(Box::new(xorshift(seed)))
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            (self.0)() % n
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Text of short lines, a long one now and then, some characters outside ASCII.
     fn text(rng: &mut Rng, len: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(len + 64);
         while out.len() < len {
             match rng.below(40) {
-                0 => out.extend(std::iter::repeat_n(
-                    b'x',
-                    rng.below(3 * BLOCK_BYTES as u64) as usize,
-                )),
+                0 => out.extend(std::iter::repeat_n(b'x', rng.below(3 * BLOCK_BYTES))),
                 1..=4 => out.extend("é’中😀".as_bytes()),
                 5..=9 => out.push(b'\n'),
                 _ => out.extend(b"word "),
@@ -230,7 +215,7 @@ mod tests {
     fn cuts_sit_on_block_and_character_boundaries_with_short_seams() {
         let mut rng = Rng::new(7);
         for _ in 0..50 {
-            let len = 40 * BLOCK_BYTES + rng.below(5000) as usize;
+            let len = 40 * BLOCK_BYTES + rng.below(5000);
             let data = text(&mut rng, len);
             let cuts = cuts(&data, 4 * BLOCK_BYTES, 2 * BLOCK_BYTES);
             assert!(!cuts.is_empty());
@@ -259,7 +244,7 @@ mod tests {
     fn the_parts_index_as_the_whole_read_does() {
         let mut rng = Rng::new(11);
         for round in 0..60 {
-            let len = 20 * BLOCK_BYTES + rng.below(9000) as usize;
+            let len = 20 * BLOCK_BYTES + rng.below(9000);
             let data = text(&mut rng, len);
             let cuts = cuts(&data, 2 * BLOCK_BYTES + round * 64, BLOCK_BYTES);
             let whole = TextIndex::new(&data[..]).unwrap();
@@ -282,9 +267,9 @@ mod tests {
             let cuts = cuts(&data, 3 * BLOCK_BYTES, BLOCK_BYTES);
             // Bad bytes that leave the cuts where they are (never at a cut itself).
             for _ in 0..1 + rng.below(3) {
-                let at = rng.below(data.len() as u64) as usize;
+                let at = rng.below(data.len());
                 if cuts.iter().all(|c| c.at != at) {
-                    data[at] = [0xFF, 0x80, 0xC3, 0xED][rng.below(4) as usize];
+                    data[at] = [0xFF, 0x80, 0xC3, 0xED][rng.below(4)];
                 }
             }
             let whole = TextIndex::new(&data[..]).err();
