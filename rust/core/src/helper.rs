@@ -231,11 +231,21 @@ mod tests {
             while next.fetch_add(1, Ordering::Relaxed) < 8 {
                 if thread::current().name() == Some("strands-offload-helper") {
                     helped.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    // The caller leaves the parts to the helper until it has taken one.
+                    wait_for(|| helped.load(Ordering::Relaxed) > 0);
                 }
-                thread::sleep(Duration::from_millis(20));
             }
         });
         helped.load(Ordering::Relaxed) > 0
+    }
+
+    /// Waits until `done` holds, for at most 10 s (a slow emulator included).
+    fn wait_for(done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
     }
 
     #[test]
@@ -256,16 +266,17 @@ mod tests {
     fn a_panic_on_the_helper_goes_on_in_the_caller() {
         let Some(_one) = helper_alone() else { return };
         let caller = thread::current().id();
+        let helped = AtomicUsize::new(0);
         let got = crate::alloc::catch_out_of_memory(|| {
             let next = AtomicUsize::new(0);
-            share(&|| loop {
-                if next.fetch_add(1, Ordering::Relaxed) >= 16 {
-                    break;
+            share(&|| {
+                while next.fetch_add(1, Ordering::Relaxed) < 16 {
+                    if thread::current().id() != caller {
+                        helped.store(1, Ordering::Relaxed);
+                        crate::alloc::out_of_memory(7);
+                    }
+                    wait_for(|| helped.load(Ordering::Relaxed) > 0);
                 }
-                if thread::current().id() != caller {
-                    crate::alloc::out_of_memory(7);
-                }
-                thread::sleep(Duration::from_millis(10));
             });
         });
         assert_eq!(got, Err(crate::alloc::OutOfMemory { bytes: 7 }));
@@ -282,26 +293,19 @@ mod tests {
         // withdrawn, its caller doing all the work alone.
         let release = AtomicUsize::new(0);
         let started = AtomicUsize::new(0);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
         thread::scope(|s| {
             s.spawn(|| {
                 share(&|| {
                     if thread::current().name() == Some("strands-offload-helper") {
                         started.store(1, Ordering::Release);
-                        while release.load(Ordering::Acquire) == 0 {
-                            thread::sleep(Duration::from_millis(1));
-                        }
+                        wait_for(|| release.load(Ordering::Acquire) == 1);
                     } else {
-                        while started.load(Ordering::Acquire) == 0 {
-                            assert!(std::time::Instant::now() < deadline, "the helper never ran");
-                            thread::sleep(Duration::from_millis(1));
-                        }
+                        wait_for(|| started.load(Ordering::Acquire) == 1);
                     }
                 })
             });
-            while started.load(Ordering::Acquire) == 0 && std::time::Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(1));
-            }
+            wait_for(|| started.load(Ordering::Acquire) == 1);
+            assert_eq!(started.load(Ordering::Acquire), 1, "the helper never ran");
             let runs = Mutex::new(Vec::new());
             share(&|| runs.lock().unwrap().push(thread::current().id()));
             release.store(1, Ordering::Release);
