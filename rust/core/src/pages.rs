@@ -128,7 +128,7 @@ pub unsafe fn is_backed(at: *mut u8) -> bool {
 }
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -157,12 +157,6 @@ pub struct Faulter {
     owner: i32,
 }
 
-/// Whether a second thread can run beside the writer.
-fn spare_core() -> bool {
-    static SPARE: OnceLock<bool> = OnceLock::new();
-    *SPARE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
-}
-
 impl Faulter {
     /// Start faulting in `[start, end)` for writing, at most `ahead` bytes past
     /// the writer (at `start` now; see [`Faulter::progress`]). `None` where
@@ -173,7 +167,7 @@ impl Faulter {
     /// `[start, end)` must lie inside one live allocation of the caller,
     /// which must not move or be freed before the `Faulter` is dropped.
     pub unsafe fn start(start: *mut u8, end: *mut u8, ahead: usize) -> Option<Faulter> {
-        if !os::AVAILABLE || !spare_core() {
+        if !os::AVAILABLE || !crate::helper::spare_core() {
             return None;
         }
         let (first, last, _) = pages_of(start, end)?;
@@ -367,7 +361,7 @@ mod tests {
     ))]
     #[test]
     fn the_helper_stays_within_its_distance() {
-        if !spare_core() || !populating_works() {
+        if !crate::helper::spare_core() || !populating_works() {
             return;
         }
         let len = 16 << 20;

@@ -59,7 +59,7 @@ pub(crate) fn index_following<'d>(
         };
         let helper = FollowScan {
             engine: own.as_ref().map_or(engine, BufferSearch::Regex),
-            ..scan.scan_from(0)
+            ..scan.copy_from(0)
         };
         let scans = ByThread {
             caller: &scan,
@@ -417,12 +417,11 @@ fn rare_pair(len: usize, count: &dyn Fn(usize) -> usize) -> (usize, usize) {
     (i1, i2)
 }
 
-/// Each part of a text read in parts (see [`parts`]) is searched by a copy of the
-/// scan set up on the whole text (its probes chose their bytes on the text's start).
-impl PartSearch for FollowScan<'_> {
-    type Scan = Self;
-
-    fn scan_from(&self, pos: usize) -> Self {
+impl<'m> FollowScan<'m> {
+    /// A fresh copy of this scan for one part of a text read in parts (see
+    /// [`parts`]), searching from line start `pos`: the probes keep the bytes they
+    /// chose on the whole text's start.
+    fn copy_from(&self, pos: usize) -> Self {
         FollowScan {
             engine: self.engine,
             probes: self.probes.clone(),
@@ -434,14 +433,6 @@ impl PartSearch for FollowScan<'_> {
             starts: Vec::new(),
             hits: Vec::new(),
         }
-    }
-
-    fn hits(scan: Self) -> Vec<usize> {
-        scan.hits
-    }
-
-    fn line_hit(&self, data: &[u8], start: usize, end: usize) -> Option<usize> {
-        self.engine.find(&data[..end], start)
     }
 }
 
@@ -457,9 +448,9 @@ impl<'m> PartSearch for ByThread<'_, 'm> {
 
     fn scan_from(&self, pos: usize) -> FollowScan<'m> {
         if std::thread::current().id() == self.caller_id {
-            self.caller.scan_from(pos)
+            self.caller.copy_from(pos)
         } else {
-            self.helper.scan_from(pos)
+            self.helper.copy_from(pos)
         }
     }
 
@@ -468,7 +459,7 @@ impl<'m> PartSearch for ByThread<'_, 'm> {
     }
 
     fn line_hit(&self, data: &[u8], start: usize, end: usize) -> Option<usize> {
-        self.caller.line_hit(data, start, end)
+        self.caller.engine.find(&data[..end], start)
     }
 }
 

@@ -410,23 +410,23 @@ mod tests {
     /// first bad byte.
     #[test]
     fn the_utf8_check_agrees_with_std() {
-        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
+        let mut rng = crate::test_rng::Rng::new(0x2545_F491_4F6C_DD1D);
         let chars = ["\u{e9}", "\u{2019}", "\u{1F600}", "\u{4e2d}"];
         for round in 0..400 {
             let mut data = Vec::new();
             while data.len() < 3 * BLOCK {
-                let ascii = match next() % 4 {
-                    0 => (next() % 8) as usize,
-                    1 => (next() % (8 * SLICE as u64)) as usize,
-                    2 => SLICE * (1 + (next() % 8) as usize) - (next() % 4) as usize,
-                    _ => (next() % (2 * BLOCK as u64)) as usize,
+                let ascii = match rng.below(4) {
+                    0 => rng.below(8),
+                    1 => rng.below(8 * SLICE),
+                    2 => SLICE * (1 + rng.below(8)) - rng.below(4),
+                    _ => rng.below(2 * BLOCK),
                 };
                 data.extend(std::iter::repeat_n(b'x', ascii));
-                data.extend(chars[(next() % 4) as usize].as_bytes());
+                data.extend(chars[rng.below(4)].as_bytes());
             }
             for _ in 0..round % 3 {
-                let at = (next() % data.len() as u64) as usize;
-                data[at] = [0xFF, 0x80, 0xC3, 0xED, 0xF0, b'x'][(next() % 6) as usize];
+                let at = rng.below(data.len());
+                data[at] = [0xFF, 0x80, 0xC3, 0xED, 0xF0, b'x'][rng.below(6)];
             }
             let std_says = std::str::from_utf8(&data)
                 .map(|_| ())

@@ -19,7 +19,7 @@ use super::GrepError;
 
 /// Texts from this size are read in parts: below it the parts' set-up and the
 /// helper's wake-up take what the second core saves.
-pub(crate) const SPLIT_MIN_BYTES: usize = 2 << 20;
+const SPLIT_MIN_BYTES: usize = 2 << 20;
 /// About this many bytes per part: parts are claimed one at a time, so a helper
 /// that starts late (or never) still leaves the caller no more than one part to wait for.
 const PART_BYTES: usize = 1 << 20;
@@ -86,7 +86,7 @@ thread_local! {
 
 /// Cuts for parts of about `part_bytes`, each line across a cut at most `seam_max`
 /// bytes long (a cut that finds none within [`CUT_TRIES`] blocks is left out).
-pub(crate) fn cuts(data: &[u8], part_bytes: usize, seam_max: usize) -> Vec<Cut> {
+fn cuts(data: &[u8], part_bytes: usize, seam_max: usize) -> Vec<Cut> {
     let n = data.len();
     let parts = n / part_bytes.max(BLOCK_BYTES);
     let mut cuts: Vec<Cut> = Vec::new();
