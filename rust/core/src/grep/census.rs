@@ -562,6 +562,126 @@ unsafe fn block_scan<V: SliceVec, const GATE: bool, const FOLD: bool>(
     (newlines, mask, slices)
 }
 
+/// Whether [`utf8_slices`] checks UTF-8 on this CPU (x86_64 with AVX2 or AVX-512).
+pub(crate) fn checks_utf8_slices() -> bool {
+    matches!(vectors(), Vectors::Avx512 | Vectors::Avx2)
+}
+
+/// Checks the non-ASCII slices (`mask`, see [`block_census`]) of the block
+/// `data[at..at + len]` are UTF-8, each with the three bytes before it; ASCII slices
+/// are UTF-8 as they are. `pending`: the block before ended inside a character (so
+/// this block's first slice must go on with it), updated for the next block. False
+/// on an error (`data` is then not UTF-8), or where [`checks_utf8_slices`] is false.
+pub(crate) fn utf8_slices(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    mask: u32,
+    pending: &mut bool,
+) -> bool {
+    if mask == 0 && !*pending {
+        return true;
+    }
+    match vectors() {
+        #[cfg(fast_x86_64)]
+        Vectors::Avx512 => {
+            #[target_feature(enable = "avx512f,avx512bw")]
+            unsafe fn run(
+                data: &[u8],
+                at: usize,
+                len: usize,
+                mask: u32,
+                pending: &mut bool,
+            ) -> bool {
+                // SAFETY: the CPU has AVX-512 BW (this function's own requirement).
+                unsafe { utf8_loop::<super::slice_vec::Avx512>(data, at, len, mask, pending) }
+            }
+            // SAFETY: `vectors` found AVX-512 BW on this CPU.
+            unsafe { run(data, at, len, mask, pending) }
+        }
+        #[cfg(fast_x86_64)]
+        Vectors::Avx2 => {
+            #[target_feature(enable = "avx2")]
+            unsafe fn run(
+                data: &[u8],
+                at: usize,
+                len: usize,
+                mask: u32,
+                pending: &mut bool,
+            ) -> bool {
+                // SAFETY: the CPU has AVX2 (this function's own requirement).
+                unsafe { utf8_loop::<super::slice_vec::Avx2>(data, at, len, mask, pending) }
+            }
+            // SAFETY: `vectors` found AVX2 on this CPU.
+            unsafe { run(data, at, len, mask, pending) }
+        }
+        _ => {
+            let _ = (data, at, len);
+            false
+        }
+    }
+}
+
+/// The loop of [`utf8_slices`].
+///
+/// # Safety
+/// The CPU must have `V`'s instructions, enabled in the calling function.
+#[cfg(fast_x86_64)]
+#[inline(always)]
+unsafe fn utf8_loop<V: super::slice_vec::Utf8Check>(
+    data: &[u8],
+    at: usize,
+    len: usize,
+    mask: u32,
+    pending: &mut bool,
+) -> bool {
+    let full = len / SLICE;
+    // The start of the slice that must go on with a character begun before it.
+    let mut goes_on = pending.then_some(at);
+    let mut m = mask;
+    while m != 0 {
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let q = at + i * SLICE;
+        if goes_on.is_some_and(|g| g != q) {
+            return false; // an ASCII slice came between: the character is cut short
+        }
+        if i < full {
+            // SAFETY: `q - SLICE..q + SLICE` lies inside `data` (blocks hold whole slices).
+            let before = if q >= SLICE {
+                unsafe { V::load(data.as_ptr().add(q - SLICE)) }
+            } else {
+                unsafe { V::splat(0) }
+            };
+            // SAFETY: as above.
+            let v = unsafe { V::load(data.as_ptr().add(q)) };
+            if unsafe { v.utf8_errors(before) } {
+                return false;
+            }
+            goes_on = unsafe { v.utf8_incomplete() }.then_some(q + SLICE);
+        } else {
+            // The text's last, partial slice, from the start of the character its
+            // first byte is in.
+            let from = match goes_on {
+                Some(_) => (q.saturating_sub(3)..q)
+                    .rev()
+                    .find(|&k| data[k] & 0xC0 != 0x80)
+                    .unwrap_or(q),
+                None => q,
+            };
+            if std::str::from_utf8(&data[from..at + len]).is_err() {
+                return false;
+            }
+            goes_on = None;
+        }
+    }
+    if goes_on.is_some_and(|g| g < at + len) {
+        return false;
+    }
+    *pending = goes_on.is_some();
+    true
+}
+
 /// One-byte counters over 128-byte slices: the compiler turns the inner loop into
 /// vector compares, adds and ors.
 #[inline(always)]
@@ -814,6 +934,124 @@ mod tests {
         );
         assert_eq!(block_census(&text), expected);
         assert_eq!(block_census_portable(&text), expected);
+    }
+
+    /// Byte sequences the UTF-8 check must judge as `std` does: valid characters of
+    /// each length and at each range's edges, and every kind of error (stray and
+    /// extra continuations, overlong forms, surrogates, past U+10FFFF, cut short).
+    const UTF8_PIECES: &[&[u8]] = &[
+        b"\xC2\x80",
+        b"\xDF\xBF",
+        b"\xE0\xA0\x80",
+        b"\xED\x9F\xBF",
+        b"\xEE\x80\x80",
+        b"\xEF\xBF\xBF",
+        b"\xF0\x90\x80\x80",
+        b"\xF4\x8F\xBF\xBF",
+        b"\xE2\x80\x99",
+        b"\x80",
+        b"\xBF",
+        b"\xC0\x80",
+        b"\xC1\xBF",
+        b"\xC2",
+        b"\xC2\x80\x80",
+        b"\xE0\x80\x80",
+        b"\xE0\x9F\xBF",
+        b"\xE0\xA0",
+        b"\xED\xA0\x80",
+        b"\xED\xBF\xBF",
+        b"\xF0\x80\x80\x80",
+        b"\xF0\x8F\xBF\xBF",
+        b"\xF0\x9F\x98",
+        b"\xF4\x90\x80\x80",
+        b"\xF5\x80\x80\x80",
+        b"\xFF",
+        b"\xFE",
+    ];
+
+    /// The index's UTF-8 check (a non-ASCII slice at a time with vectors, stretches
+    /// of them otherwise) accepts what `std::str::from_utf8` accepts and reports the
+    /// same first bad byte, with pieces set across slice and block edges and at the end.
+    #[test]
+    fn the_utf8_check_of_each_vectors_agrees_with_std() {
+        let mut rng = crate::test_rng::Rng::new(0x5DEE_CE66_D1CE_4E5B);
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for round in 0..1500 {
+            let len = [SLICE * 3, 32 * SLICE, 32 * SLICE * 2 + 77][round % 3] + rng.below(300);
+            let mut text = Vec::with_capacity(len + 8);
+            while text.len() < len {
+                if rng.below(6) == 0 {
+                    let piece = UTF8_PIECES[rng.below(9)];
+                    text.extend_from_slice(piece);
+                } else {
+                    text.extend(std::iter::repeat_n(
+                        b'a' + rng.below(26) as u8,
+                        1 + rng.below(90),
+                    ));
+                }
+            }
+            // Valid up to here; then a few pieces of any kind near slice edges.
+            for _ in 0..rng.below(3) {
+                let piece = UTF8_PIECES[rng.below(UTF8_PIECES.len())];
+                let edge = SLICE * (1 + rng.below(len / SLICE));
+                let at = (edge + rng.below(7))
+                    .saturating_sub(3 + piece.len())
+                    .min(len - piece.len());
+                text.splice(at..at + piece.len(), piece.iter().copied());
+            }
+            if rng.below(4) == 0 {
+                // Cut at the end, maybe inside a character.
+                let piece = UTF8_PIECES[rng.below(UTF8_PIECES.len())];
+                text.extend_from_slice(&piece[..1 + rng.below(piece.len())]);
+            }
+            texts.push(text);
+        }
+        // Each piece ending just before, at and just after a slice edge and block
+        // edges, then ASCII: a character cut short by an ASCII slice, in the block or
+        // the next one.
+        for edge in [SLICE, 32 * SLICE, 64 * SLICE] {
+            for piece in UTF8_PIECES {
+                for end in edge - 2..=edge + 1 {
+                    let mut text = vec![b'a'; end - piece.len()];
+                    text.extend_from_slice(piece);
+                    text.extend(std::iter::repeat_n(b'b', 300));
+                    texts.push(text);
+                }
+            }
+        }
+        // Texts of whole slices that end with each piece, or part of it.
+        for len in [SLICE, 32 * SLICE, 33 * SLICE] {
+            for piece in UTF8_PIECES {
+                for cut in 1..=piece.len() {
+                    let mut text = vec![b'a'; len - cut];
+                    text.extend_from_slice(&piece[..cut]);
+                    texts.push(text);
+                }
+            }
+        }
+        let errors = Cell::new(0usize);
+        under_each_vectors(|| {
+            for (k, text) in texts.iter().enumerate() {
+                let std_says = std::str::from_utf8(text)
+                    .map(|_| ())
+                    .map_err(|e| e.valid_up_to());
+                errors.set(errors.get() + usize::from(std_says.is_err()));
+                let ours =
+                    crate::grep::TextIndex::new(&text[..])
+                        .map(|_| ())
+                        .map_err(|e| match e {
+                            crate::grep::GrepError::InvalidUtf8 { valid_up_to } => valid_up_to,
+                            other => panic!("{other:?}"),
+                        });
+                assert_eq!(ours, std_says, "text {k} under {:?}", vectors());
+            }
+        });
+        // Both kinds are well represented.
+        let runs = errors.get() / 3;
+        assert!(
+            runs > texts.len() / 4 && runs < texts.len() * 3 / 4,
+            "{runs}"
+        );
     }
 
     /// Every loop gives the portable loop's census on blocks of every length, with

@@ -41,6 +41,95 @@ pub(super) trait SliceMask: Copy {
     unsafe fn bits(self) -> u128;
 }
 
+/// A UTF-8 check of 128 bytes in vectors (x86_64 only; elsewhere the census checks
+/// stretches of bytes with `simdutf8`).
+///
+/// Keiser and Lemire's lookup check ("Validating UTF-8 in less than one instruction
+/// per byte", 2021): each byte, with the three before it, is classified by three
+/// table lookups of nibbles; a set bit in both the lookups of a byte and the one
+/// before, or a missing or extra continuation, is an error.
+#[cfg(fast_x86_64)]
+pub(super) trait Utf8Check: SliceVec {
+    /// Whether these 128 bytes hold an error, the 128 bytes before them being
+    /// `before` (only its last three bytes matter; zeros at the start of a text).
+    unsafe fn utf8_errors(self, before: Self) -> bool;
+    /// Whether the last three bytes start a character that does not end in them.
+    unsafe fn utf8_incomplete(self) -> bool;
+}
+
+/// The error kinds of the lookup check (a byte's bit set by all three lookups).
+#[cfg(fast_x86_64)]
+mod utf8_tables {
+    const TOO_SHORT: u8 = 1 << 0;
+    const TOO_LONG: u8 = 1 << 1;
+    const OVERLONG_3: u8 = 1 << 2;
+    const TOO_LARGE: u8 = 1 << 3;
+    const SURROGATE: u8 = 1 << 4;
+    const OVERLONG_2: u8 = 1 << 5;
+    const TOO_LARGE_1000: u8 = 1 << 6;
+    const OVERLONG_4: u8 = 1 << 6;
+    const TWO_CONTS: u8 = 1 << 7;
+    const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTS;
+
+    /// By the high nibble of the byte before.
+    pub(crate) const BEFORE_HIGH: [u8; 16] = [
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TWO_CONTS,
+        TWO_CONTS,
+        TWO_CONTS,
+        TWO_CONTS,
+        TOO_SHORT | OVERLONG_2,
+        TOO_SHORT,
+        TOO_SHORT | OVERLONG_3 | SURROGATE,
+        TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
+    ];
+    /// By the low nibble of the byte before.
+    pub(crate) const BEFORE_LOW: [u8; 16] = [
+        CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4,
+        CARRY | OVERLONG_2,
+        CARRY,
+        CARRY,
+        CARRY | TOO_LARGE,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000 | SURROGATE,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+        CARRY | TOO_LARGE | TOO_LARGE_1000,
+    ];
+    /// By the high nibble of the byte itself.
+    pub(crate) const HIGH: [u8; 16] = [
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
+        TOO_LONG | OVERLONG_2 | TWO_CONTS | OVERLONG_3 | TOO_LARGE,
+        TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+        TOO_LONG | OVERLONG_2 | TWO_CONTS | SURROGATE | TOO_LARGE,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+    ];
+}
+
 /// The vector types whose compares give vectors of `0xff` / `0x00` bytes are
 /// their own masks: their vector methods do the work.
 macro_rules! vector_mask {
@@ -175,6 +264,73 @@ mod avx512 {
             u128::from(self.0[0]) | u128::from(self.0[1]) << 64
         }
     }
+
+    /// The 64 bytes before each byte of `cur` by `K` (1 to 3), those of `prev` first.
+    #[inline(always)]
+    unsafe fn shifted_in<const K: i32>(prev: __m512i, cur: __m512i) -> __m512i {
+        // Each 16-byte lane of `cur` beside the lane before it.
+        let lanes_before =
+            _mm512_permutex2var_epi64(prev, _mm512_setr_epi64(6, 7, 8, 9, 10, 11, 12, 13), cur);
+        match K {
+            1 => _mm512_alignr_epi8::<15>(cur, lanes_before),
+            2 => _mm512_alignr_epi8::<14>(cur, lanes_before),
+            _ => _mm512_alignr_epi8::<13>(cur, lanes_before),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn table(t: &[u8; 16]) -> __m512i {
+        _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()))
+    }
+
+    /// The lookup check's error bytes of the 64 bytes `cur` after `prev`.
+    #[inline(always)]
+    unsafe fn utf8_error_bytes(prev: __m512i, cur: __m512i) -> __m512i {
+        use super::utf8_tables::{BEFORE_HIGH, BEFORE_LOW, HIGH};
+        let low4 = _mm512_set1_epi8(0x0F);
+        let high_nibble = |v: __m512i| _mm512_and_si512(_mm512_srli_epi16::<4>(v), low4);
+        let before1 = shifted_in::<1>(prev, cur);
+        let special = _mm512_and_si512(
+            _mm512_and_si512(
+                _mm512_shuffle_epi8(table(&BEFORE_HIGH), high_nibble(before1)),
+                _mm512_shuffle_epi8(table(&BEFORE_LOW), _mm512_and_si512(before1, low4)),
+            ),
+            _mm512_shuffle_epi8(table(&HIGH), high_nibble(cur)),
+        );
+        // A byte two after a lead of 3 or 4 bytes, or three after one of 4, must be a
+        // continuation: its 0x80 bit is then set in `special` by the lookups alone.
+        let third = _mm512_subs_epu8(
+            shifted_in::<2>(prev, cur),
+            _mm512_set1_epi8(0xE0u8 as i8 - 0x80u8 as i8),
+        );
+        let fourth = _mm512_subs_epu8(
+            shifted_in::<3>(prev, cur),
+            _mm512_set1_epi8(0xF0u8 as i8 - 0x80u8 as i8),
+        );
+        let must_continue = _mm512_and_si512(
+            _mm512_or_si512(third, fourth),
+            _mm512_set1_epi8(0x80u8 as i8),
+        );
+        _mm512_xor_si512(must_continue, special)
+    }
+
+    impl super::Utf8Check for Avx512 {
+        #[inline(always)]
+        unsafe fn utf8_errors(self, before: Self) -> bool {
+            let e0 = utf8_error_bytes(before.0[1], self.0[0]);
+            let e1 = utf8_error_bytes(self.0[0], self.0[1]);
+            _mm512_test_epi8_mask(_mm512_or_si512(e0, e1), _mm512_or_si512(e0, e1)) != 0
+        }
+
+        #[inline(always)]
+        unsafe fn utf8_incomplete(self) -> bool {
+            // Above these, the last three bytes lead characters of 4, 3 or 2 bytes.
+            let mut limits = [0xFFu8; 64];
+            limits[61..].copy_from_slice(&[0xF0 - 1, 0xE0 - 1, 0xC0 - 1]);
+            let limits = _mm512_loadu_si512(limits.as_ptr().cast());
+            _mm512_test_epi8_mask(_mm512_subs_epu8(self.0[1], limits), _mm512_set1_epi8(-1)) != 0
+        }
+    }
 }
 
 #[cfg(fast_x86_64)]
@@ -272,6 +428,78 @@ mod avx2 {
     }
 
     vector_mask!(Avx2);
+
+    /// The 32 bytes before each byte of `cur` by `K` (1 to 3), those of `prev` first.
+    #[inline(always)]
+    unsafe fn shifted_in<const K: i32>(prev: __m256i, cur: __m256i) -> __m256i {
+        // Each 16-byte lane of `cur` beside the lane before it.
+        let lanes_before = _mm256_permute2x128_si256::<0x21>(prev, cur);
+        match K {
+            1 => _mm256_alignr_epi8::<15>(cur, lanes_before),
+            2 => _mm256_alignr_epi8::<14>(cur, lanes_before),
+            _ => _mm256_alignr_epi8::<13>(cur, lanes_before),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn table(t: &[u8; 16]) -> __m256i {
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr().cast()))
+    }
+
+    /// The lookup check's error bytes of the 32 bytes `cur` after `prev`.
+    #[inline(always)]
+    unsafe fn utf8_error_bytes(prev: __m256i, cur: __m256i) -> __m256i {
+        use super::utf8_tables::{BEFORE_HIGH, BEFORE_LOW, HIGH};
+        let low4 = _mm256_set1_epi8(0x0F);
+        let high_nibble = |v: __m256i| _mm256_and_si256(_mm256_srli_epi16::<4>(v), low4);
+        let before1 = shifted_in::<1>(prev, cur);
+        let special = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_shuffle_epi8(table(&BEFORE_HIGH), high_nibble(before1)),
+                _mm256_shuffle_epi8(table(&BEFORE_LOW), _mm256_and_si256(before1, low4)),
+            ),
+            _mm256_shuffle_epi8(table(&HIGH), high_nibble(cur)),
+        );
+        // As in the AVX-512 check.
+        let third = _mm256_subs_epu8(
+            shifted_in::<2>(prev, cur),
+            _mm256_set1_epi8(0xE0u8 as i8 - 0x80u8 as i8),
+        );
+        let fourth = _mm256_subs_epu8(
+            shifted_in::<3>(prev, cur),
+            _mm256_set1_epi8(0xF0u8 as i8 - 0x80u8 as i8),
+        );
+        let must_continue = _mm256_and_si256(
+            _mm256_or_si256(third, fourth),
+            _mm256_set1_epi8(0x80u8 as i8),
+        );
+        _mm256_xor_si256(must_continue, special)
+    }
+
+    impl super::Utf8Check for Avx2 {
+        #[inline(always)]
+        unsafe fn utf8_errors(self, before: Self) -> bool {
+            let v = self.0;
+            let e = [
+                utf8_error_bytes(before.0[3], v[0]),
+                utf8_error_bytes(v[0], v[1]),
+                utf8_error_bytes(v[1], v[2]),
+                utf8_error_bytes(v[2], v[3]),
+            ];
+            let any = _mm256_or_si256(_mm256_or_si256(e[0], e[1]), _mm256_or_si256(e[2], e[3]));
+            _mm256_testz_si256(any, any) == 0
+        }
+
+        #[inline(always)]
+        unsafe fn utf8_incomplete(self) -> bool {
+            // As in the AVX-512 check.
+            let mut limits = [0xFFu8; 32];
+            limits[29..].copy_from_slice(&[0xF0 - 1, 0xE0 - 1, 0xC0 - 1]);
+            let limits = _mm256_loadu_si256(limits.as_ptr().cast());
+            let over = _mm256_subs_epu8(self.0[3], limits);
+            _mm256_testz_si256(over, over) == 0
+        }
+    }
 }
 
 #[cfg(fast_aarch64)]
