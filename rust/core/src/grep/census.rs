@@ -49,35 +49,44 @@ pub(crate) fn vectors() -> Vectors {
 
 /// `Some($loop::<V>(args))` with `V` the vectors `$kind` names, inside a
 /// function that enables their instructions (where the intrinsics inline);
-/// `None` for [`Vectors::Portable`].
+/// `None` for [`Vectors::Portable`]. With `x86 only:`, also `None` for
+/// [`Vectors::Neon`] (for a loop written for x86_64's vectors alone).
 macro_rules! with_vectors {
     ($kind:expr, $loop:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        with_vectors!(@arms [Neon] $kind, $loop, ($($arg: $ty),*), ($($arg),*) -> $ret)
+    };
+    (x86 only: $kind:expr, $loop:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        with_vectors!(@arms [] $kind, $loop, ($($arg: $ty),*), ($($arg),*) -> $ret)
+    };
+    (@arms [$($neon:ident)?] $kind:expr, $loop:ident, $params:tt, $args:tt -> $ret:ty) => {
         match $kind {
             #[cfg(fast_x86_64)]
             Vectors::Avx512 => {
                 #[target_feature(enable = "avx512f,avx512bw")]
-                unsafe fn run($($arg: $ty),*) -> $ret {
+                unsafe fn run $params -> $ret {
                     // SAFETY: the CPU has AVX-512 BW (this function's own requirement).
-                    unsafe { $loop::<super::slice_vec::Avx512>($($arg),*) }
+                    unsafe { $loop::<super::slice_vec::Avx512> $args }
                 }
                 // SAFETY: `vectors` found AVX-512 BW on this CPU.
-                Some(unsafe { run($($arg),*) })
+                Some(unsafe { run $args })
             }
             #[cfg(fast_x86_64)]
             Vectors::Avx2 => {
                 #[target_feature(enable = "avx2")]
-                unsafe fn run($($arg: $ty),*) -> $ret {
+                unsafe fn run $params -> $ret {
                     // SAFETY: the CPU has AVX2 (this function's own requirement).
-                    unsafe { $loop::<super::slice_vec::Avx2>($($arg),*) }
+                    unsafe { $loop::<super::slice_vec::Avx2> $args }
                 }
                 // SAFETY: `vectors` found AVX2 on this CPU.
-                Some(unsafe { run($($arg),*) })
+                Some(unsafe { run $args })
             }
-            #[cfg(fast_aarch64)]
-            // SAFETY: NEON is in the aarch64 baseline.
-            Vectors::Neon => Some(unsafe { $loop::<super::slice_vec::Neon>($($arg),*) }),
+            $(
+                #[cfg(fast_aarch64)]
+                // SAFETY: NEON is in the aarch64 baseline.
+                Vectors::Neon => Some(unsafe { $loop::<super::slice_vec::$neon> $args }),
+            )?
             _ => {
-                let _ = ($($arg),*);
+                let _ = $args;
                 None
             }
         }
@@ -582,44 +591,14 @@ pub(crate) fn utf8_slices(
     if mask == 0 && !*pending {
         return true;
     }
-    match vectors() {
-        #[cfg(fast_x86_64)]
-        Vectors::Avx512 => {
-            #[target_feature(enable = "avx512f,avx512bw")]
-            unsafe fn run(
-                data: &[u8],
-                at: usize,
-                len: usize,
-                mask: u32,
-                pending: &mut bool,
-            ) -> bool {
-                // SAFETY: the CPU has AVX-512 BW (this function's own requirement).
-                unsafe { utf8_loop::<super::slice_vec::Avx512>(data, at, len, mask, pending) }
-            }
-            // SAFETY: `vectors` found AVX-512 BW on this CPU.
-            unsafe { run(data, at, len, mask, pending) }
-        }
-        #[cfg(fast_x86_64)]
-        Vectors::Avx2 => {
-            #[target_feature(enable = "avx2")]
-            unsafe fn run(
-                data: &[u8],
-                at: usize,
-                len: usize,
-                mask: u32,
-                pending: &mut bool,
-            ) -> bool {
-                // SAFETY: the CPU has AVX2 (this function's own requirement).
-                unsafe { utf8_loop::<super::slice_vec::Avx2>(data, at, len, mask, pending) }
-            }
-            // SAFETY: `vectors` found AVX2 on this CPU.
-            unsafe { run(data, at, len, mask, pending) }
-        }
-        _ => {
-            let _ = (data, at, len);
-            false
-        }
-    }
+    with_vectors!(x86 only: vectors(), utf8_loop(
+        data: &[u8],
+        at: usize,
+        len: usize,
+        mask: u32,
+        pending: &mut bool
+    ) -> bool)
+    .unwrap_or(false)
 }
 
 /// The loop of [`utf8_slices`].
