@@ -103,12 +103,13 @@ pub(crate) fn census(
     let mut blocks = crate::alloc::vec_with_capacity(data.len() / BLOCK + 1);
     let mut newlines = 0;
     let mut is_ascii = true;
-    let mut open: Option<(usize, usize)> = None;
-    // With vectors, each non-ASCII slice is checked in the block's wake; else the
-    // stretches of them (see `check_stretches`).
-    let mut by_slices = validate && checks_utf8_slices();
-    let mut validate = validate;
-    let mut pending = false;
+    let mut utf8 = if !validate {
+        Utf8Check::Done
+    } else if checks_utf8_slices() {
+        Utf8Check::Slices { pending: false }
+    } else {
+        Utf8Check::Stretches { open: None }
+    };
     for (b, chunk) in data.chunks(BLOCK).enumerate() {
         if b % GROUP == 0 && b > 0 {
             follower.advance(data, b * BLOCK);
@@ -117,21 +118,27 @@ pub(crate) fn census(
         let (n, mask) = follower.read_block(data, b * BLOCK, chunk.len());
         newlines += n;
         is_ascii &= mask == 0;
-        if by_slices {
-            if !utf8_slices(data, b * BLOCK, chunk.len(), mask, &mut pending) {
-                first_error(data)?;
-                // Never reached while the check is exact: the whole text is UTF-8.
-                (by_slices, validate) = (false, false);
+        match &mut utf8 {
+            Utf8Check::Slices { pending } => {
+                if !utf8_slices(data, b * BLOCK, chunk.len(), mask, pending) {
+                    validate_utf8(data, 0)?;
+                    // Never reached while the check is exact: the whole text is UTF-8.
+                    utf8 = Utf8Check::Done;
+                }
             }
-        } else if validate {
-            check_stretches(data, b * BLOCK, chunk.len(), mask, &mut open)?;
+            Utf8Check::Stretches { open } => {
+                check_stretches(data, b * BLOCK, chunk.len(), mask, open)?;
+            }
+            Utf8Check::Done => {}
         }
     }
-    if by_slices && pending {
-        first_error(data)?;
-    }
-    if let Some((start, end)) = open {
-        validate_utf8(&data[start..end], start)?;
+    match utf8 {
+        // The text ends inside a character.
+        Utf8Check::Slices { pending: true } => validate_utf8(data, 0)?,
+        Utf8Check::Stretches {
+            open: Some((start, end)),
+        } => validate_utf8(&data[start..end], start)?,
+        _ => {}
     }
     follower.advance(data, data.len());
     Ok(Census {
@@ -139,6 +146,17 @@ pub(crate) fn census(
         newlines,
         is_ascii,
     })
+}
+
+/// How [`census`] checks UTF-8, and what it carries from block to block.
+enum Utf8Check {
+    /// Each non-ASCII slice with vectors ([`utf8_slices`]); `pending`: the last
+    /// block ended inside a character.
+    Slices { pending: bool },
+    /// Stretches of non-ASCII slices ([`check_stretches`]); `open`: one not checked yet.
+    Stretches { open: Option<(usize, usize)> },
+    /// Not asked for, or already known.
+    Done,
 }
 
 /// Non-ASCII slices at most this many ASCII slices apart are checked as one stretch:
@@ -178,11 +196,6 @@ fn check_stretches(
         }
     }
     Ok(())
-}
-
-/// The error of `data`'s first byte that is not UTF-8, if one is.
-fn first_error(data: &[u8]) -> Result<(), GrepError> {
-    validate_utf8(data, 0)
 }
 
 /// Checks `data` (which starts at byte `offset` of the text) is UTF-8.
