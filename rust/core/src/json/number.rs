@@ -222,31 +222,43 @@ pub(super) fn write_zmij_as_python<S: Sink + ?Sized>(sink: &mut S, x: f64, text:
     sink.raw(text);
 }
 
+/// The band of magnitudes whose zmij text needs fixing, as the bits of its
+/// bounds: from 1e-11 (a margin below 1e-9, so that no text with a one-digit
+/// exponent is near the edge) up to, not including, 1e-4.
+const FIX_FROM: u64 = 1e-11_f64.to_bits();
+const FIX_BELOW: u64 = 1e-4_f64.to_bits();
+
 /// Append Python's float repr of `x` (JSON spelling for NaN and infinities).
 #[inline]
 pub fn write_float<S: Sink + ?Sized>(sink: &mut S, x: f64) {
     // A whole number below 1e16 (a count or an amount read as a float) is
     // its integer's digits and `.0`, which our integer writer produces for a
     // fraction of the shortest-digits search. Zero keeps its sign below.
-    if x.abs() < 1e16 && x != 0.0 {
-        let v = x as i64;
-        if v as f64 == x {
-            // Written in place (not through a stack copy of the digits, which
-            // would read back bytes just stored).
-            sink.int(v);
-            sink.raw(b".0");
-            return;
-        }
+    // One branch on the round trip through `i64` (`as` saturates, so it is
+    // defined for every `x`), with the magnitude folded in as a select: that
+    // fails for nearly every value that is not whole, whatever its magnitude,
+    // where a branch on the magnitude mispredicts on values of mixed ones.
+    // Out of range the candidate is 0, which no nonzero `x` equals.
+    let v = if x.abs() < 1e16 { x as i64 } else { 0 };
+    if v as f64 == x && x != 0.0 {
+        // Written in place (not through a stack copy of the digits, which
+        // would read back bytes just stored).
+        sink.int(v);
+        sink.raw(b".0");
+        return;
     }
     if !x.is_finite() {
         sink.raw(non_finite(x));
         return;
     }
-    // Both differences (see `write_zmij_as_python`) lie below 1e-4 in
-    // magnitude, where the shortest text of `x` is below 0.0001 exactly when
-    // `x` is below the double nearest it (rounding keeps order). Deciding on
-    // the value spares reading back the bytes zmij has only just stored.
-    if x.abs() < 1e-4 && x != 0.0 {
+    // Both differences (see `write_zmij_as_python`) lie between 1e-9 and
+    // 1e-4 in magnitude: below 1e-4 the shortest text of `x` is below 0.0001
+    // exactly when `x` is below the double nearest it (rounding keeps order),
+    // and a one-digit exponent means a text of at least 1e-9. Deciding on the
+    // value spares reading back the bytes zmij has only just stored, and a
+    // narrow band keeps the test predictable over values of every magnitude.
+    // Compared as bits: for a nonnegative double they order as the values do.
+    if x.abs().to_bits().wrapping_sub(FIX_FROM) < FIX_BELOW - FIX_FROM {
         sink.tiny(x);
     } else {
         sink.shortest(x);
@@ -552,8 +564,9 @@ mod tests {
             check(whole);
             check(-whole);
         }
-        // The doubles next to 1e-4 and 1e16, where the layout is decided on the value.
-        for edge in [1e-4f64, 1e16] {
+        // The doubles next to the bounds where the writing is decided on the
+        // value: the band zmij's text is fixed in, its lower margin, 1e16.
+        for edge in [1e-11f64, 1e-10, 1e-9, 1e-4, 1e16] {
             for step in -3i64..=3 {
                 let x = f64::from_bits(edge.to_bits().wrapping_add_signed(step));
                 check(x);
