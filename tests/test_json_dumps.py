@@ -9,6 +9,7 @@ import enum
 import json
 import math
 import os
+import platform
 import random
 import struct
 import sys
@@ -927,6 +928,42 @@ def test_large_output_peak_is_close_to_the_output() -> None:
         assert int(size) > 9_000_000
         ratios.append(float(ratio))
     assert min(ratios) <= 1.06, ratios
+
+
+_REFAULT_CHILD = """
+import random, resource
+from strands_offload import _native
+
+rng = random.Random(5)
+doc = [rng.random() for _ in range(1_000_000)]  # about 20 MB of JSON
+for _ in range(3):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    out = _native.json_dumps(doc)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    size = len(out)
+    del out
+print(faults, size)
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="relies on glibc's malloc keeping a freed block of this size backed",
+)
+@pytest.mark.skipif(
+    bool(os.environ.get("STRANDS_OFFLOAD_EMULATED")), reason="under qemu-user the page faults are the emulator's"
+)
+def test_repeated_20_mb_dumps_reuse_backed_memory() -> None:
+    """An output past 16 MiB (up to 30) is written, from the third dump on, into memory the
+    allocator still has backed: the dump takes almost no page faults. (With the jump capped at
+    16 MiB such an output grew past it into a fresh mapping on every dump and faulted in every
+    page, a quarter of its time in the kernel.)"""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _REFAULT_CHILD], check=True, capture_output=True, text=True)
+    faults, size = map(int, out.stdout.split())
+    assert 16 << 20 < size < 30 << 20
+    assert faults < size // 4096 // 20, (faults, size // 4096)
 
 
 # ---------------------------------------------------------------------------

@@ -130,8 +130,11 @@ const JUMP_AT: usize = 1 << 20;
 /// The capacity taken at [`JUMP_AT`] by the first large output of a process,
 /// and the most [`jump_size`] takes. A fresh mapping at first (later growth
 /// extends it without copying); below glibc's largest dynamic mmap threshold
-/// (32 MiB), so that a heap with that much free memory can serve it.
-const JUMP_TO: usize = 16 << 20;
+/// (32 MiB), so that a heap with that much free memory can serve it. At
+/// 16 MiB, an output between that and 30 MiB outgrew its reused block on
+/// every dump into a fresh mapping and faulted in all its pages anew (a
+/// 19 MB float list spent a quarter of its time in the kernel).
+const JUMP_TO: usize = 30 << 20;
 
 /// The length of the largest output that passed [`JUMP_AT`] so far in this
 /// process, at most [`JUMP_TO`] (0 before the first).
