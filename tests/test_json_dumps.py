@@ -963,7 +963,8 @@ def test_repeated_20_mb_dumps_reuse_backed_memory() -> None:
     out = subprocess.run([sys.executable, "-c", _REFAULT_CHILD], check=True, capture_output=True, text=True)
     faults, size = map(int, out.stdout.split())
     assert 16 << 20 < size < 30 << 20
-    assert faults < size // 4096 // 20, (faults, size // 4096)
+    pages = size // os.sysconf("SC_PAGE_SIZE")
+    assert faults < pages // 20, (faults, pages)
 
 
 # ---------------------------------------------------------------------------
