@@ -6,6 +6,7 @@ import collections
 import datetime
 import decimal
 import enum
+import gc
 import json
 import math
 import os
@@ -488,6 +489,71 @@ def test_circular_references() -> None:
             assert outcome(lambda o=obj, i=indent: json.dumps(o, indent=i)) == circular
             assert outcome(lambda o=obj, i=indent: json_dumps(o, indent=i)) == circular
         assert outcome(lambda o=obj: json_dumps_len(o)) == circular
+
+
+def _chain(depth: int, leaf: Any = 0) -> list[Any]:
+    """`depth` nested lists, alternating with dicts, around `leaf`; returns the outermost."""
+    node: Any = leaf
+    for i in range(depth):
+        node = [node] if i % 2 else {"k": node}
+    return [node]
+
+
+def test_cycles_and_shared_containers_past_the_shallow_path() -> None:
+    # Paths deeper than the fixed array of open containers also keep a hash set: it must follow
+    # containers closing and reopening, so that a container met again on a later path, at any
+    # depth, is a cycle only when it is still open.
+    shared = {"leaf": [1, 2]}
+    twice = [_chain(30, shared), _chain(20, shared), _chain(5, shared), shared]
+    assert_same(twice)
+    assert_same(twice, 2)
+
+    looped: list[Any] = []
+    node: Any = looped
+    for _ in range(22):
+        child: list[Any] = []
+        node.append(child)
+        node = child
+    node.append(looped)  # back to the top from depth 23
+    for obj in ([_chain(40), looped], [_chain(10), _chain(40), looped], [_chain(18), looped[0]]):
+        for indent in (None, 2):
+            assert outcome(lambda o=obj, i=indent: json.dumps(o, indent=i)) == outcome(
+                lambda o=obj, i=indent: json_dumps(o, indent=i)
+            )
+
+
+def test_a_failed_walk_leaves_no_reference_or_recursion_level_behind() -> None:
+    # A walk that stops on an error is abandoned where it stands: the references taken on open
+    # containers before Python code ran (a dict subclass's items()) and the recursion levels
+    # counted must all be given back, as after a walk that finished.
+    class Runs(dict):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            return super().items()
+
+    def failing(kind: str) -> tuple[Any, list[Any]]:
+        inner: list[Any] = [Runs(a=1)]
+        outer = {"deep": _chain(70), "path": [[inner]]}
+        if kind == "value":
+            inner.append(object())
+        elif kind == "key":
+            inner.append({(1, 2): 3})
+        else:
+            inner.append(inner)
+        return outer, [outer, outer["path"], outer["path"][0], inner]
+
+    headroom = _recursion_headroom()
+    for kind in ("value", "key", "circular"):
+        for indent in (None, 2):
+            obj, containers = failing(kind)
+            before = [sys.getrefcount(c) for c in containers]
+            expected = outcome(lambda o=obj, i=indent: json.dumps(o, indent=i))
+            got = outcome(lambda o=obj, i=indent: json_dumps(o, indent=i))
+            gc.collect()  # json's pure-Python encoder leaves its frames in a cycle
+            assert expected[0] == "error"
+            assert got == expected
+            after = [sys.getrefcount(c) for c in containers]
+            assert after == before, kind
+            assert _recursion_headroom() == headroom, kind
 
 
 @pytest.mark.parametrize("kind", ["list", "dict", "tuple"])

@@ -1,7 +1,12 @@
 //! The containers open on the path being written: circular references and
-//! depth, with a guard per open container that closes it when dropped, on
-//! every way out of the container's walk (errors included).
-use std::cell::RefCell;
+//! depth.
+//!
+//! The walker opens a container with [`OpenPath::enter`] and closes it with
+//! [`OpenPath::leave`] once its members are written. A walk that fails is
+//! abandoned whole, so an error skips the `leave` calls: the path is left as
+//! it stood, and dropping it ([`Drop for OpenPath`]) undoes what the open
+//! containers still hold. No guard object per container: the common case is
+//! a few loads and stores on the walker's own fields.
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -20,9 +25,9 @@ const MAX_DEPTH: usize = 10_000;
 /// pay for the check.
 const CHECK_STACK_FROM: usize = 64;
 
-/// Up to this many open containers, the circular-reference check scans the
-/// path; deeper paths also keep a hash set.
-const LINEAR_PATH: usize = 16;
+/// The first this many open containers sit in a fixed array, and the
+/// circular-reference check scans them; deeper paths also keep a hash set.
+const SHALLOW: usize = 16;
 
 /// A hasher for pointer-sized keys (addresses are already well spread).
 #[derive(Default)]
@@ -48,9 +53,10 @@ impl Hasher for AddrHasher {
 /// subclass's `items()`, say) could drop a container still being written.
 /// Before any such code runs, the walker calls [`OpenPath::hold_open`], which
 /// takes a reference to every open container not yet held; they are released
-/// as they close. A walk that runs no Python code (every document of exact
-/// built-in types) takes no reference at all: while no Python code runs,
-/// nothing but the walk itself could release an object.
+/// as they close (or when the path is dropped). A walk that runs no Python
+/// code (every document of exact built-in types) takes no reference at all:
+/// while no Python code runs, nothing but the walk itself could release an
+/// object.
 ///
 /// CPython's recursion counter (`Py_EnterRecursiveCall`, which decides where
 /// `json` raises `RecursionError`) is bumped once per level the first time the
@@ -60,25 +66,38 @@ impl Hasher for AddrHasher {
 /// per container. Before Python code runs, and when the walk ends, it is
 /// brought back down to the open containers ([`OpenPath::settle`]), so that
 /// code sees the count `json` would give it.
-#[derive(Default)]
 pub(crate) struct OpenPath {
-    stack: RefCell<Open>,
-    deep: RefCell<HashSet<usize, BuildHasherDefault<AddrHasher>>>,
-}
-
-#[derive(Default)]
-struct Open {
-    containers: Vec<*mut ffi::PyObject>,
+    /// The first [`SHALLOW`] open containers (the first `len` slots are live).
+    shallow: [*mut ffi::PyObject; SHALLOW],
+    /// The open containers past the first [`SHALLOW`].
+    deeper: Vec<*mut ffi::PyObject>,
+    /// Every open container, kept (filled on first use) only while the path
+    /// is deeper than [`SHALLOW`]; empty otherwise.
+    deep_set: HashSet<usize, BuildHasherDefault<AddrHasher>>,
+    /// How many containers are open.
+    len: usize,
     /// The first `held` containers have a reference taken by `hold_open`.
     held: usize,
     /// Levels counted by `Py_EnterRecursiveCall` and not yet left: at least
     /// the open containers, more after deeper ones closed.
     counted: usize,
+    /// `min(counted, SHALLOW)`: a container entered below this depth needs
+    /// neither a new count nor the hash set.
+    fast_below: usize,
 }
 
-/// One container open on the path; dropping it closes the container.
-pub(crate) struct Entered<'p> {
-    path: &'p OpenPath,
+impl Default for OpenPath {
+    fn default() -> Self {
+        OpenPath {
+            shallow: [std::ptr::null_mut(); SHALLOW],
+            deeper: Vec::new(),
+            deep_set: HashSet::default(),
+            len: 0,
+            held: 0,
+            counted: 0,
+            fast_below: 0,
+        }
+    }
 }
 
 impl OpenPath {
@@ -88,66 +107,103 @@ impl OpenPath {
     /// The common case, inline: a shallow path, on a level counted before.
     ///
     /// # Safety
-    /// `obj` must be a live object and the GIL held until the guard drops.
+    /// `obj` must be a live object and the GIL held until the path is dropped.
     #[inline(always)]
-    pub(crate) unsafe fn enter(
-        &self,
-        py: Python<'_>,
-        obj: *mut ffi::PyObject,
-    ) -> PyResult<Entered<'_>> {
-        {
-            let mut open = self.stack.borrow_mut();
-            let depth = open.containers.len();
-            if depth < LINEAR_PATH
-                && depth < open.counted
-                && depth < open.containers.capacity()
-                && !open.containers.contains(&obj)
-            {
-                // SAFETY: below the capacity (checked above): no reallocation.
-                unsafe {
-                    open.containers.as_mut_ptr().add(depth).write(obj);
-                    open.containers.set_len(depth + 1);
-                }
-                return Ok(Entered { path: self });
+    pub(crate) unsafe fn enter(&mut self, py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<()> {
+        let depth = self.len;
+        if depth < self.fast_below {
+            // SAFETY: `fast_below <= SHALLOW`, so `depth` indexes the array.
+            let open = self.shallow.get_unchecked(..depth);
+            if !open.contains(&obj) {
+                *self.shallow.get_unchecked_mut(depth) = obj;
+                self.len = depth + 1;
+                return Ok(());
             }
         }
         self.enter_slow(py, obj)
     }
 
     #[inline(never)]
-    unsafe fn enter_slow(&self, py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<Entered<'_>> {
+    unsafe fn enter_slow(&mut self, py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<()> {
+        let depth = self.len;
         let addr = obj as usize;
-        let mut open = self.stack.borrow_mut();
-        let stack = &mut open.containers;
-        if stack.len() < LINEAR_PATH {
-            if stack.contains(&obj) {
+        if depth < SHALLOW {
+            if self.shallow[..depth].contains(&obj) {
                 return Err(PyValueError::new_err("Circular reference detected"));
             }
         } else {
-            let mut deep = self.deep.borrow_mut();
-            if deep.is_empty() {
-                deep.extend(stack.iter().map(|&o| o as usize));
+            if self.deep_set.is_empty() {
+                let open = self.shallow.iter().chain(&self.deeper);
+                self.deep_set.extend(open.map(|&o| o as usize));
             }
-            if !deep.insert(addr) {
+            if !self.deep_set.insert(addr) {
                 return Err(PyValueError::new_err("Circular reference detected"));
             }
         }
-        let depth = stack.len();
         if depth >= MAX_DEPTH || (depth >= CHECK_STACK_FROM && !stack_room::has_room()) {
-            self.forget_deep(addr, stack.len());
+            self.deep_set.remove(&addr);
             return Err(PyRecursionError::new_err(
                 "maximum recursion depth exceeded while encoding a JSON object",
             ));
         }
-        if depth >= open.counted {
+        if depth >= self.counted {
             if ffi::Py_EnterRecursiveCall(c" while encoding a JSON object".as_ptr()) != 0 {
-                self.forget_deep(addr, depth);
+                self.deep_set.remove(&addr);
                 return Err(PyErr::fetch(py));
             }
-            open.counted = depth + 1;
+            self.counted = depth + 1;
+            self.fast_below = self.counted.min(SHALLOW);
         }
-        open.containers.push(obj);
-        Ok(Entered { path: self })
+        if depth < SHALLOW {
+            self.shallow[depth] = obj;
+        } else {
+            offload_core::alloc::push(&mut self.deeper, obj);
+        }
+        self.len = depth + 1;
+        Ok(())
+    }
+
+    /// Close the innermost open container, its members written.
+    ///
+    /// # Safety
+    /// The GIL must be held and a container open.
+    #[inline(always)]
+    pub(crate) unsafe fn leave(&mut self) {
+        let remaining = self.len.wrapping_sub(1);
+        if remaining < SHALLOW && remaining >= self.held {
+            // Not held, shallow: nothing to release, no hash set to update.
+            // (The recursion count stays: see `OpenPath`.)
+            self.len = remaining;
+            return;
+        }
+        self.leave_slow();
+    }
+
+    #[inline(never)]
+    unsafe fn leave_slow(&mut self) {
+        let Some(remaining) = self.len.checked_sub(1) else {
+            return;
+        };
+        let closed = if remaining < SHALLOW {
+            self.shallow[remaining]
+        } else {
+            self.deeper.pop().unwrap_or(std::ptr::null_mut())
+        };
+        self.len = remaining;
+        if remaining <= SHALLOW {
+            self.deep_set.clear();
+        } else {
+            self.deep_set.remove(&(closed as usize));
+        }
+        if remaining < self.held {
+            self.held = remaining;
+            // SAFETY: the reference `hold_open` took. Releasing it may run
+            // Python code (a finalizer), but only where Python code already
+            // ran while this container was open, which the walker has noted.
+            // The recursion count is settled first, as before any Python code.
+            self.settle();
+            ffi::Py_DecRef(closed);
+        }
     }
 
     /// Bring CPython's recursion counter down to the open containers (see
@@ -155,12 +211,12 @@ impl OpenPath {
     ///
     /// # Safety
     /// The GIL must be held.
-    pub(crate) unsafe fn settle(&self) {
-        let mut open = self.stack.borrow_mut();
-        while open.counted > open.containers.len() {
+    pub(crate) unsafe fn settle(&mut self) {
+        while self.counted > self.len {
             ffi::Py_LeaveRecursiveCall();
-            open.counted -= 1;
+            self.counted -= 1;
         }
+        self.fast_below = self.counted.min(SHALLOW);
     }
 
     /// Take a reference to every open container not yet held: the walker
@@ -170,80 +226,37 @@ impl OpenPath {
     /// The GIL must be held, and no Python code may have run since the last
     /// call (or since the walk began): the containers opened since then are
     /// alive because nothing could have released them.
-    pub(crate) unsafe fn hold_open(&self) {
+    pub(crate) unsafe fn hold_open(&mut self) {
         self.settle();
-        let mut open = self.stack.borrow_mut();
-        let from = open.held;
-        for &obj in &open.containers[from..] {
-            ffi::Py_IncRef(obj);
+        for i in self.held..self.len {
+            ffi::Py_IncRef(self.at(i));
         }
-        open.held = open.containers.len();
+        self.held = self.len;
     }
 
-    /// Take `addr` out of the hash set (kept only for paths deeper than
-    /// [`LINEAR_PATH`]); `open` is the number of containers still open.
-    fn forget_deep(&self, addr: usize, open: usize) {
-        let mut deep = self.deep.borrow_mut();
-        if !deep.is_empty() {
-            deep.remove(&addr);
-            if open < LINEAR_PATH {
-                deep.clear();
-            }
+    /// Open container `i` (below `len`).
+    fn at(&self, i: usize) -> *mut ffi::PyObject {
+        if i < SHALLOW {
+            self.shallow[i]
+        } else {
+            self.deeper[i - SHALLOW]
         }
     }
 }
 
 impl Drop for OpenPath {
     fn drop(&mut self) {
+        // A finished walk closed every container; a failed one left those
+        // open when it stopped. Every counted level is left first, then the
+        // references `hold_open` took are released, innermost first.
         // SAFETY: the walk that owns the path holds the GIL until it is
-        // dropped; every container is closed by then, so this leaves every
-        // level counted.
-        unsafe { self.settle() }
-    }
-}
-
-impl Drop for Entered<'_> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        {
-            let mut open = self.path.stack.borrow_mut();
-            let remaining = open.containers.len().wrapping_sub(1);
-            if remaining < open.held || remaining >= LINEAR_PATH - 1 {
-                drop(open);
-                return self.close_slow();
-            }
-            // Not held, shallow: nothing to release, no hash set to update.
-            // (The recursion count stays: see `OpenPath`.)
-            // SAFETY: `remaining` is below the length, so the pop is in bounds.
-            unsafe { open.containers.set_len(remaining) };
-        }
-    }
-}
-
-impl Entered<'_> {
-    #[inline(never)]
-    fn close_slow(&mut self) {
-        let mut open = self.path.stack.borrow_mut();
-        let Some(closed) = open.containers.pop() else {
-            return;
-        };
-        let remaining = open.containers.len();
-        let was_held = remaining < open.held;
-        if was_held {
-            open.held = remaining;
-        }
-        drop(open);
-        if remaining + 1 >= LINEAR_PATH {
-            self.path.forget_deep(closed as usize, remaining);
-        }
-        if was_held {
-            // SAFETY: the reference `hold_open` took. Releasing it may run
-            // Python code (a finalizer), but only where Python code already
-            // ran while this container was open, which the walker has noted.
-            // The recursion count is settled first, as before any Python code.
-            unsafe {
-                self.path.settle();
-                ffi::Py_DecRef(closed);
+        // dropped, and the held containers are alive by those references.
+        unsafe {
+            self.len = 0;
+            self.settle();
+            while self.held > 0 {
+                self.held -= 1;
+                ffi::Py_DecRef(self.at(self.held));
             }
         }
     }

@@ -23,7 +23,6 @@ mod walker;
 pub(crate) use guard::AddrHasher;
 
 use errors::dumps_in_python;
-use guard::OpenPath;
 use object_out::{BytesOut, StrOut};
 use walker::{WalkError, Walker};
 
@@ -77,12 +76,10 @@ fn walk<S: Sink>(
         Layout::Compact => true,
         Layout::Indent(text) => text.is_ascii(),
     };
-    let path = OpenPath::default();
     let indent_arg = indent.filter(|i| !i.is_none()).cloned();
     let mut walker = Walker::new(
         py,
         JsonWriter::new(sink, layout),
-        &path,
         indent_arg,
         exact_types_only,
     );

@@ -265,7 +265,7 @@ const KEYS_GENERAL: u8 = 0;
 
 /// How a combined dict's entries are laid out on this interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DictLayout {
+pub(crate) enum DictLayout {
     /// 3.10: indices sized by the table size, entries of hash, key, value.
     V310,
     /// 3.11-3.13: indices of `1 << log2_index_bytes` bytes, entries of key
@@ -388,17 +388,33 @@ pub(crate) fn reads_dicts_in_place() -> bool {
     matches!(DICT_LAYOUT.get(), Some(Some(_)))
 }
 
+/// How dicts are read on this interpreter: `None` through the C API only.
+/// A walk reads this once and hands it to every [`Dict::with_layout`].
+pub(crate) fn dict_layout() -> Option<DictLayout> {
+    DICT_LAYOUT.get().copied().flatten()
+}
+
 /// A `dict` (exact, when iterated over its own storage with [`Dict::next`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Dict(*mut ffi::PyObject);
+pub(crate) struct Dict(*mut ffi::PyObject, Option<DictLayout>);
 
 impl Dict {
     /// # Safety
     /// `p` must be a live `dict` (or subclass) for as long as the view is used,
     /// and the GIL held.
     pub(crate) unsafe fn new(p: *mut ffi::PyObject) -> Self {
+        Self::with_layout(p, dict_layout())
+    }
+
+    /// [`Dict::new`] with the layout [`dict_layout`] gave.
+    ///
+    /// # Safety
+    /// As [`Dict::new`], and `layout` must be what [`dict_layout`] returns.
+    #[inline(always)]
+    pub(crate) unsafe fn with_layout(p: *mut ffi::PyObject, layout: Option<DictLayout>) -> Self {
         debug_assert!(ffi::PyDict_Check(p) != 0);
-        Dict(p)
+        debug_assert!(layout == dict_layout());
+        Dict(p, layout)
     }
 
     pub(crate) fn ptr(self) -> *mut ffi::PyObject {
@@ -412,11 +428,34 @@ impl Dict {
         // (the import probe checked it against `PyDict_Size`); a subclass
         // instance starts with the same header.
         unsafe {
-            if let Some(Some(_)) = DICT_LAYOUT.get() {
+            if self.1.is_some() {
                 return (*self.0.cast::<DictHead>()).used == 0;
             }
             ffi::PyDict_Size(self.0) == 0
         }
+    }
+
+    /// The entries of an exact dict's combined table, read in place; `None`
+    /// when they are read through the C API (a split table, or a layout the
+    /// import probe did not recognise). Python code may change the dict: the
+    /// table is valid only until some runs.
+    ///
+    /// # Safety
+    /// The GIL must be held and the dict, of exact type `dict`, alive.
+    #[inline(always)]
+    pub(crate) unsafe fn table(self) -> Option<Table> {
+        debug_assert!(ffi::PyDict_CheckExact(self.0) != 0);
+        let layout = self.1?;
+        let head = self.0.cast::<DictHead>().cast_const();
+        if !(*head).values.is_null() {
+            return None;
+        }
+        let (start, used, stride) = entries(layout, head);
+        Some(Table {
+            start,
+            used,
+            stride,
+        })
     }
 
     /// The member after position `pos` (borrowed key and value), advancing
@@ -432,10 +471,10 @@ impl Dict {
         pos: &mut ffi::Py_ssize_t,
     ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
         debug_assert!(ffi::PyDict_CheckExact(self.0) != 0);
-        if let Some(Some(layout)) = DICT_LAYOUT.get() {
+        if let Some(layout) = self.1 {
             let head = self.0.cast::<DictHead>().cast_const();
             if (*head).values.is_null() {
-                return next_in_place(*layout, head, pos);
+                return next_in_place(layout, head, pos);
             }
         }
         let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -443,57 +482,25 @@ impl Dict {
     }
 }
 
-impl Dict {
-    /// Up to `N` members after position `pos`, borrowed, into `keys` and
-    /// `values`, with the position just after each in `resume`; returns how
-    /// many. Advances `pos` as [`Dict::next`] does, with the table of a
-    /// combined dict looked up once for the batch (no Python code runs while
-    /// a batch is read, so it cannot change meanwhile).
+/// A combined table's entries, read in place (see [`Dict::table`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Table {
+    start: *const *mut ffi::PyObject,
+    /// Entry slots in use (members and deleted ones).
+    pub(crate) used: usize,
+    /// Words per entry: the key is at word `stride - 2`, the value after it.
+    stride: usize,
+}
+
+impl Table {
+    /// Entry `i`'s key and value (null for a deleted entry).
     ///
     /// # Safety
-    /// As [`Dict::next`].
+    /// `i < used`, and the table still valid (no Python code run since it was read).
     #[inline(always)]
-    pub(crate) unsafe fn fill<const N: usize>(
-        self,
-        pos: &mut ffi::Py_ssize_t,
-        keys: &mut [*mut ffi::PyObject; N],
-        values: &mut [*mut ffi::PyObject; N],
-        resume: &mut [ffi::Py_ssize_t; N],
-    ) -> usize {
-        if let Some(Some(layout)) = DICT_LAYOUT.get() {
-            let head = self.0.cast::<DictHead>().cast_const();
-            if (*head).values.is_null() {
-                let (start, used, stride) = entries(*layout, head);
-                let Ok(mut i) = usize::try_from(*pos) else {
-                    return 0;
-                };
-                let mut n = 0;
-                while n < N && i < used {
-                    let entry = start.add(i * stride + stride - 2);
-                    let value = *entry.add(1);
-                    i += 1;
-                    if !value.is_null() {
-                        keys[n] = *entry;
-                        values[n] = value;
-                        resume[n] = i as ffi::Py_ssize_t;
-                        n += 1;
-                    }
-                }
-                *pos = i as ffi::Py_ssize_t;
-                return n;
-            }
-        }
-        let mut n = 0;
-        while n < N {
-            let Some((k, v)) = self.next(pos) else {
-                break;
-            };
-            keys[n] = k;
-            values[n] = v;
-            resume[n] = *pos;
-            n += 1;
-        }
-        n
+    pub(crate) unsafe fn entry(self, i: usize) -> (*mut ffi::PyObject, *mut ffi::PyObject) {
+        let key = self.start.add(i * self.stride + self.stride - 2);
+        (*key, *key.add(1))
     }
 }
 

@@ -17,7 +17,9 @@ use pyo3::prelude::*;
 use super::errors::{bad_key, not_serializable};
 use super::guard::OpenPath;
 use super::numbers::{exact_float, exact_int};
-use super::objects::{own_iter, prefetch, Dict, Items, List, Owned, Tuple};
+use super::objects::{
+    dict_layout, own_iter, prefetch, Dict, DictLayout, Items, List, Owned, Tuple,
+};
 use super::text::{text_of, units_in_place};
 
 /// Items fetched (and prefetched) at a time from a container.
@@ -46,10 +48,10 @@ impl From<PyErr> for WalkError {
 
 pub(crate) type Walk<T> = Result<T, WalkError>;
 
-pub(crate) struct Walker<'py, 'p, S: Sink> {
+pub(crate) struct Walker<'py, S: Sink> {
     py: Python<'py>,
     pub(crate) w: JsonWriter<S>,
-    path: &'p OpenPath,
+    path: OpenPath,
     /// Bumped whenever the walk runs Python code that could mutate objects it
     /// holds borrowed pointers to (see [`Walker::items`]).
     python_calls: u64,
@@ -72,13 +74,14 @@ pub(crate) struct Walker<'py, 'p, S: Sink> {
     /// reused by another string, whatever Python code runs meanwhile
     /// (`items()`, a finalizer, a weakref callback): an exact `str` is immutable.
     keys: HeldKeys,
+    /// How exact dicts are read (looked up once per walk).
+    dict_layout: Option<DictLayout>,
 }
 
-impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
+impl<'py, S: Sink> Walker<'py, S> {
     pub(crate) fn new(
         py: Python<'py>,
         w: JsonWriter<S>,
-        path: &'p OpenPath,
         indent_arg: Option<Bound<'py, PyAny>>,
         exact_types_only: bool,
     ) -> Self {
@@ -89,10 +92,11 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             layout_dependent: false,
             py,
             w,
-            path,
+            path: OpenPath::default(),
             python_calls: 0,
             indent_arg,
             keys: HeldKeys::default(),
+            dict_layout: dict_layout(),
         }
     }
 
@@ -151,7 +155,7 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
     unsafe fn container_or_other(&mut self, obj: *mut ffi::PyObject) -> Walk<()> {
         let tp = ffi::Py_TYPE(obj);
         if tp == &raw mut ffi::PyDict_Type {
-            return self.dict(Dict::new(obj));
+            return self.dict(Dict::with_layout(obj, self.dict_layout));
         }
         if tp == &raw mut ffi::PyList_Type {
             return self.array(List::new(obj));
@@ -332,47 +336,42 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             self.w.empty_array();
             return Ok(());
         }
-        let path = self.path;
-        let open = path.enter(self.py, seq.ptr())?;
+        self.path.enter(self.py, seq.ptr())?;
         self.w.begin_array();
         self.items(seq)?;
-        drop(open);
+        self.path.leave();
         self.w.end_array();
         Ok(())
     }
 
     /// Write the items of a list or tuple.
     ///
-    /// Items are fetched a batch at a time and their headers prefetched, so
-    /// the memory loads of scattered objects overlap. Borrowed pointers of a
-    /// batch are only trusted while no Python code has run; if some did (a
-    /// dict subclass's `items()`), the rest of the batch is fetched again.
+    /// Each item is read live by index (a list's size and item array read
+    /// afresh each time, as the C encoder reads them), so Python code run
+    /// while an item is written cannot leave a stale pointer behind; the
+    /// headers of the next [`BATCH`] items are prefetched, so the memory
+    /// loads of scattered objects overlap.
     unsafe fn items(&mut self, seq: impl Items) -> Walk<()> {
-        let mut batch = [std::ptr::null_mut::<ffi::PyObject>(); BATCH];
+        for i in 0..BATCH as ffi::Py_ssize_t {
+            let item = seq.item(i);
+            if item.is_null() {
+                break;
+            }
+            prefetch(item);
+        }
         let mut next: ffi::Py_ssize_t = 0;
         loop {
-            let mut n = 0;
-            while n < BATCH {
-                let item = seq.item(next + n as ffi::Py_ssize_t);
-                if item.is_null() {
-                    break;
-                }
-                prefetch(item);
-                batch[n] = item;
-                n += 1;
-            }
-            if n == 0 {
+            let item = seq.item(next);
+            if item.is_null() {
                 return Ok(());
             }
-            for &item in &batch[..n] {
-                let calls = self.python_calls;
-                self.w.item(next == 0);
-                self.value(item)?;
-                next += 1;
-                if self.python_calls != calls {
-                    break;
-                }
+            let ahead = seq.item(next + BATCH as ffi::Py_ssize_t);
+            if !ahead.is_null() {
+                prefetch(ahead);
             }
+            self.w.item(next == 0);
+            self.value(item)?;
+            next += 1;
         }
     }
 
@@ -382,44 +381,57 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             self.w.empty_object();
             return Ok(());
         }
-        let path = self.path;
-        let open = path.enter(self.py, dict.ptr())?;
+        self.path.enter(self.py, dict.ptr())?;
         self.w.begin_object();
         self.members(dict)?;
-        drop(open);
+        self.path.leave();
         self.w.end_object();
         Ok(())
     }
 
+    /// Write the members of an exact dict.
+    ///
+    /// A combined table is read in place, entry by entry, the values of the
+    /// next [`BATCH`] entries prefetched; its layout is only trusted while no
+    /// Python code has run, so after some did (a dict subclass's `items()`
+    /// further down), the table is read again and the walk goes on from the
+    /// next entry, as `PyDict_Next` would. Other dicts go through the C API.
     unsafe fn members(&mut self, dict: Dict) -> Walk<()> {
-        let null = std::ptr::null_mut::<ffi::PyObject>();
-        let mut keys = [null; BATCH];
-        let mut values = [null; BATCH];
-        // `resume[j]` is the iteration position just after member `j`.
-        let mut resume: [ffi::Py_ssize_t; BATCH] = [0; BATCH];
-        let mut pos: ffi::Py_ssize_t = 0;
+        let mut pos: usize = 0;
         let mut first = true;
-        loop {
-            let n = dict.fill(&mut pos, &mut keys, &mut values, &mut resume);
-            if n == 0 {
-                return Ok(());
+        'table: while let Some(table) = dict.table() {
+            let used = table.used;
+            for i in pos..used.min(pos + BATCH) {
+                prefetch_value(table.entry(i).1);
             }
-            for &v in &values[..n] {
-                prefetch(v);
-            }
-            for j in 0..n {
+            while pos < used {
+                let (key, value) = table.entry(pos);
+                pos += 1;
+                if pos + BATCH <= used {
+                    prefetch_value(table.entry(pos + BATCH - 1).1);
+                }
+                if value.is_null() {
+                    continue; // a deleted member
+                }
                 let calls = self.python_calls;
                 self.w.item(first);
                 first = false;
-                self.key(keys[j])?;
-                self.value(values[j])?;
+                self.key(key)?;
+                self.value(value)?;
                 if self.python_calls != calls {
-                    // The dict may have changed: continue from the live table.
-                    pos = resume[j];
-                    break;
+                    continue 'table;
                 }
             }
+            return Ok(());
         }
+        let mut pos = pos as ffi::Py_ssize_t;
+        while let Some((key, value)) = dict.next(&mut pos) {
+            self.w.item(first);
+            first = false;
+            self.key(key)?;
+            self.value(value)?;
+        }
+        Ok(())
     }
 
     /// Before Python code runs: every open container gets held (see
@@ -477,12 +489,10 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
         }
         // The pure-Python encoder checks for a cycle before iterating, the C
         // encoder after (when the iteration gave something).
-        let path = self.path;
-        let early = if self.pure_containers {
-            Some(path.enter(self.py, obj)?)
-        } else {
-            None
-        };
+        let early = self.pure_containers;
+        if early {
+            self.path.enter(self.py, obj)?;
+        }
         self.before_python();
         let items = Owned::new(ffi::PySequence_List(obj));
         self.python_calls += 1;
@@ -495,13 +505,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             self.w.empty_array();
             return Ok(());
         }
-        let open = match early {
-            Some(open) => open,
-            None => path.enter(self.py, obj)?,
-        };
+        if !early {
+            self.path.enter(self.py, obj)?;
+        }
         self.w.begin_array();
         self.items(list)?;
-        drop(open);
+        self.path.leave();
         self.w.end_array();
         Ok(())
     }
@@ -515,13 +524,12 @@ impl<'py, 'p, S: Sink> Walker<'py, 'p, S> {
             self.w.empty_object();
             return Ok(());
         }
-        let path = self.path;
-        let open = path.enter(self.py, obj)?;
+        self.path.enter(self.py, obj)?;
         self.before_python();
-        let result = self.subclass_members(obj);
-        drop(open);
+        let written = self.subclass_members(obj)?;
+        self.path.leave();
         self.python_calls += 1;
-        if !result? {
+        if !written {
             return Err(WalkError::HandToJson);
         }
         self.w.end_object();
@@ -614,6 +622,15 @@ impl Drop for HeldKeys {
             // when released.
             unsafe { ffi::Py_DecRef(addr as *mut ffi::PyObject) }
         }
+    }
+}
+
+/// [`prefetch`] for a dict entry's value, which is null for a deleted entry
+/// (prefetching address 0 costs a page walk).
+#[inline(always)]
+fn prefetch_value(value: *mut ffi::PyObject) {
+    if !value.is_null() {
+        prefetch(value);
     }
 }
 
