@@ -143,6 +143,12 @@ pub(crate) trait Items: Copy {
     /// # Safety
     /// The GIL must be held and the object alive.
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject;
+    /// The item array and the size, read in place where items are (see
+    /// [`reads_items_in_place`]); valid until Python code runs.
+    ///
+    /// # Safety
+    /// As [`Items::item`].
+    unsafe fn in_place(self) -> Option<(*const *mut ffi::PyObject, usize)>;
 }
 
 /// A `list` (or a subclass iterating as one), read live: its size is read
@@ -175,6 +181,13 @@ impl Items for List {
                 ffi::PyList_Size(self.0) == 0
             }
         }
+    }
+    #[inline(always)]
+    unsafe fn in_place(self) -> Option<(*const *mut ffi::PyObject, usize)> {
+        self.1.then(|| {
+            let list = self.0.cast::<ListLayout>();
+            ((*list).items.cast_const(), (*list).head.size as usize)
+        })
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
@@ -213,6 +226,13 @@ impl Items for Tuple {
     }
     fn is_empty(self) -> bool {
         self.1 == 0
+    }
+    #[inline(always)]
+    unsafe fn in_place(self) -> Option<(*const *mut ffi::PyObject, usize)> {
+        self.2.then(|| {
+            let items = &raw const (*self.0.cast::<TupleLayout>()).items;
+            (items.cast::<*mut ffi::PyObject>(), self.1 as usize)
+        })
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {

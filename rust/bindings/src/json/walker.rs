@@ -22,8 +22,8 @@ use super::objects::{
 };
 use super::text::{text_of, units_in_place};
 
-/// Items fetched (and prefetched) at a time from a container.
-const BATCH: usize = 8;
+/// How many items or members ahead of the one being written are prefetched.
+const AHEAD: usize = 8;
 
 /// Why a walk stopped.
 ///
@@ -346,28 +346,44 @@ impl<'py, S: Sink> Walker<'py, S> {
 
     /// Write the items of a list or tuple.
     ///
-    /// Each item is read live by index (a list's size and item array read
-    /// afresh each time, as the C encoder reads them), so Python code run
-    /// while an item is written cannot leave a stale pointer behind; the
-    /// headers of the next [`BATCH`] items are prefetched, so the memory
-    /// loads of scattered objects overlap.
+    /// Items are read by index from the item array, the headers of the next
+    /// [`AHEAD`] prefetched, so the memory loads of scattered objects
+    /// overlap. The array and the size are read again after any Python code
+    /// ran (a dict subclass's `items()` further down may change the list), as
+    /// the C encoder reads them live.
     unsafe fn items(&mut self, seq: impl Items) -> Walk<()> {
-        for i in 0..BATCH as ffi::Py_ssize_t {
-            let item = seq.item(i);
-            if item.is_null() {
-                break;
-            }
-            prefetch(item);
+        let Some((mut array, mut size)) = seq.in_place() else {
+            return self.items_by_api(seq);
+        };
+        for i in 0..size.min(AHEAD) {
+            prefetch(*array.add(i));
         }
+        let mut next = 0;
+        let mut calls = self.python_calls;
+        while next < size {
+            let item = *array.add(next);
+            if next + AHEAD < size {
+                prefetch(*array.add(next + AHEAD));
+            }
+            self.w.item(next == 0);
+            self.value(item)?;
+            next += 1;
+            if self.python_calls != calls {
+                calls = self.python_calls;
+                (array, size) = seq.in_place().unwrap_or((array, 0));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Walker::items`] through the C API, item by item.
+    #[inline(never)]
+    unsafe fn items_by_api(&mut self, seq: impl Items) -> Walk<()> {
         let mut next: ffi::Py_ssize_t = 0;
         loop {
             let item = seq.item(next);
             if item.is_null() {
                 return Ok(());
-            }
-            let ahead = seq.item(next + BATCH as ffi::Py_ssize_t);
-            if !ahead.is_null() {
-                prefetch(ahead);
             }
             self.w.item(next == 0);
             self.value(item)?;
@@ -375,7 +391,7 @@ impl<'py, S: Sink> Walker<'py, S> {
         }
     }
 
-    /// An exact dict: its storage read directly (batched like [`Walker::items`]).
+    /// An exact dict: its storage read directly (prefetched like [`Walker::items`]).
     unsafe fn dict(&mut self, dict: Dict) -> Walk<()> {
         if dict.is_empty() {
             self.w.empty_object();
@@ -392,7 +408,7 @@ impl<'py, S: Sink> Walker<'py, S> {
     /// Write the members of an exact dict.
     ///
     /// A combined table is read in place, entry by entry, the values of the
-    /// next [`BATCH`] entries prefetched; its layout is only trusted while no
+    /// next [`AHEAD`] entries prefetched; its layout is only trusted while no
     /// Python code has run, so after some did (a dict subclass's `items()`
     /// further down), the table is read again and the walk goes on from the
     /// next entry, as `PyDict_Next` would. Other dicts go through the C API.
@@ -401,14 +417,14 @@ impl<'py, S: Sink> Walker<'py, S> {
         let mut first = true;
         'table: while let Some(table) = dict.table() {
             let used = table.used;
-            for i in pos..used.min(pos + BATCH) {
+            for i in pos..used.min(pos + AHEAD) {
                 prefetch_value(table.entry(i).1);
             }
             while pos < used {
                 let (key, value) = table.entry(pos);
                 pos += 1;
-                if pos + BATCH <= used {
-                    prefetch_value(table.entry(pos + BATCH - 1).1);
+                if pos + AHEAD <= used {
+                    prefetch_value(table.entry(pos + AHEAD - 1).1);
                 }
                 if value.is_null() {
                     continue; // a deleted member
@@ -435,8 +451,8 @@ impl<'py, S: Sink> Walker<'py, S> {
     }
 
     /// Before Python code runs: every open container gets held (see
-    /// [`OpenPath::hold_open`]), and the count that tells batches of borrowed
-    /// pointers to fetch again moves on.
+    /// [`OpenPath::hold_open`]), and the count that tells the loops over
+    /// items and members to read their container again moves on.
     unsafe fn before_python(&mut self) {
         self.path.hold_open();
         self.python_calls += 1;
