@@ -253,3 +253,26 @@ def test_bm25_search_of_a_large_text_under_a_cap() -> None:
         """
     )
     assert got in _ANSWERED_OR_MEMORY_ERROR
+
+
+def test_allocation_failure_while_writing_a_new_key_keeps_every_key_reference() -> None:
+    # Every key is new (one dict of distinct keys), so the walk writes each through the key cache,
+    # which keeps a reference to the keys it caches. The output buffer's growth fails during one
+    # of those writes: the key must not be left cached without its reference (released again when
+    # the walk ends: a count one short), nor an evicted key left with one too many.
+    got = run_capped(
+        """
+        keys = [f"key-{i:040d}" for i in range(400_000)]
+        doc = dict.fromkeys(keys, 0)
+        before = [sys.getrefcount(k) for k in keys]
+        capped(8)
+        try:
+            json_dumps(doc)
+            outcome = "no error"
+        except MemoryError:
+            outcome = "MemoryError"
+        after = [sys.getrefcount(k) for k in keys]
+        print(outcome, "changed:", sum(a != b for a, b in zip(before, after)))
+        """
+    )
+    assert got == "MemoryError changed: 0"

@@ -151,6 +151,9 @@ impl KeyCache {
             std::ptr::copy_nonoverlapping(b"\": ".as_ptr(), base.add(n + 1), 3);
             std::slice::from_raw_parts(base, n + 4)
         };
+        // Written before it is cached: a writer that cannot grow unwinds out of
+        // `out`, and the caller takes its hold on a key only once told `Kept`.
+        out(entry);
         let mut put = Put::Written;
         if let Some(slots) = self.slots.as_mut() {
             if entry.len() <= ENTRY {
@@ -170,7 +173,6 @@ impl KeyCache {
                 };
             }
         }
-        out(entry);
         put
     }
 
