@@ -63,13 +63,15 @@ def _plugin(member: str, **options: Any) -> Any:
     return ContextOffloader(our_storage.InMemoryStorage(), **options)
 
 
-def _call(plugin: Any, agent: Agent, content: list[dict[str, Any]]) -> dict[str, Any]:
+def _call(
+    plugin: Any, agent: Agent, content: list[dict[str, Any]], tool_use_id: str = "tooluse_bench"
+) -> dict[str, Any]:
     event = AfterToolCallEvent(
         agent=agent,
         selected_tool=None,
-        tool_use={"toolUseId": "tooluse_bench", "name": "fetch", "input": {}},
+        tool_use={"toolUseId": tool_use_id, "name": "fetch", "input": {}},
         invocation_state={},
-        result={"toolUseId": "tooluse_bench", "status": "success", "content": content},
+        result={"toolUseId": tool_use_id, "status": "success", "content": content},
     )
     asyncio.run(plugin._handle_tool_result(event))
     return event.result

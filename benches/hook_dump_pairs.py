@@ -7,9 +7,11 @@ in-memory storage, inside a real Agent, as ``tool_call_pairs.py`` does), the oth
 ``json_dumps(document, indent=2)`` of the same document. Each child loads the API-records document
 (``json_shapes``, 10,000,000 bytes compact) with ``json.loads`` before every round and reports the
 median of its rounds and the growth of its resident high-water mark during the first round.
-The dump's child keeps every text it made, as the hook's storage keeps what it stores: a text
-dropped after its round gives its pages to the next one, which then writes into memory already
-backed, a saving the hook (whose stored bytes stay) cannot have (``--drop-dumps`` measures it so).
+The dump's child keeps every text it made, as the hook's storage keeps what it stores (each round
+of the hook has a tool use id of its own, so its storage keeps every result, as in a conversation):
+a text dropped after its round gives its pages to the next one, which then writes into memory
+already backed, a saving the hook (whose stored bytes stay) cannot have (``--drop-dumps`` measures
+it so).
 
 Printed: per pair, hook over dump and the hook's peak growth over the bytes stored; then the
 medians over pairs, and (``--reference-pairs``, 0 to skip) the reference's hook over ours from
@@ -46,8 +48,11 @@ if member in ("dump", "dump-dropped"):
 else:
     plugin = _plugin("reference" if member == "reference" else "native")
     agent = _agent(plugin)
+    calls = iter(range(1_000_000))
     def run(content):
-        return _call(plugin, agent, content)
+        # A tool use id of its own per round: the storage keeps every result, as in a
+        # conversation (one id again would free the previous round's bytes inside the timing).
+        return _call(plugin, agent, content, f"tooluse_bench_{next(calls)}")
     run([{"json": {"warm": "up " * 50_000}}])  # lazy imports and first-use caches
 timed_rounds(path, rounds, run, offloaded=not member.startswith("dump"))
 """
