@@ -255,15 +255,22 @@ def test_bm25_search_of_a_large_text_under_a_cap() -> None:
     assert got in _ANSWERED_OR_MEMORY_ERROR
 
 
-def test_allocation_failure_while_writing_a_new_key_keeps_every_key_reference() -> None:
+def test_allocation_failure_while_writing_a_new_key_keeps_every_reference() -> None:
     # Every key is new (one dict of distinct keys), so the walk writes each through the key cache,
     # which keeps a reference to the keys it caches. The output buffer's growth fails during one
     # of those writes: the key must not be left cached without its reference (released again when
-    # the walk ends: a count one short), nor an evicted key left with one too many.
+    # the walk ends: a count one short), nor an evicted key left with one too many. A dict
+    # subclass written first runs Python code, so the walk also holds the containers then open.
     got = run_capped(
         """
+        class Runs(dict):
+            def items(self):
+                return super().items()
+
         keys = [f"key-{i:040d}" for i in range(400_000)]
-        doc = dict.fromkeys(keys, 0)
+        inner = [Runs(a=1), dict.fromkeys(keys, 0)]
+        doc = {"wrap": inner}
+        keys += [doc, inner]
         before = [sys.getrefcount(k) for k in keys]
         capped(8)
         try:

@@ -85,7 +85,8 @@ fn walk<S: Sink>(
     );
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
     // A buffer that cannot grow unwinds out of the writer (see
-    // `offload_core::alloc`); the walker's references are released on the way.
+    // `offload_core::alloc`); the walker's references (open containers held,
+    // cached keys) are released when it is dropped, on every way out.
     let walked = offload_core::alloc::catch_out_of_memory(|| unsafe { walker.value(obj) })
         .map_err(crate::errors::memory_error)?;
     match walked {
