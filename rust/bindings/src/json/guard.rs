@@ -82,7 +82,9 @@ pub(crate) struct OpenPath {
     /// the open containers, more after deeper ones closed.
     counted: usize,
     /// `min(counted, SHALLOW)`: a container entered below this depth needs
-    /// neither a new count nor the hash set.
+    /// neither a new count nor the hash set. Kept up to date where `counted`
+    /// changes rather than taken in `enter`: computing it there cost the
+    /// event records 1-2% in paired rounds.
     fast_below: usize,
 }
 

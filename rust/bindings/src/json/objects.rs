@@ -76,26 +76,37 @@ fn probe(py: Python<'_>) -> PyResult<bool> {
     Ok(ok)
 }
 
-/// Item `i` of a list (`inline == false`) or tuple, or null past the end.
+/// The item array and size of a list (`inline == false`) or tuple, read
+/// from the object.
 ///
 /// # Safety
 /// `p` must be a live list or tuple as said, and the GIL held.
+#[inline(always)]
+unsafe fn item_array(p: *mut ffi::PyObject, inline: bool) -> (*const *mut ffi::PyObject, usize) {
+    let size = (*p.cast::<VarHeader>()).size as usize;
+    let array = if inline {
+        (&raw const (*p.cast::<TupleLayout>()).items).cast::<*mut ffi::PyObject>()
+    } else {
+        (*p.cast::<ListLayout>()).items.cast_const()
+    };
+    (array, size)
+}
+
+/// Item `i` of a list (`inline == false`) or tuple, or null past the end.
+///
+/// # Safety
+/// As [`item_array`].
 #[inline(always)]
 unsafe fn direct_item(
     p: *mut ffi::PyObject,
     i: ffi::Py_ssize_t,
     inline: bool,
 ) -> *mut ffi::PyObject {
-    let size = (*p.cast::<VarHeader>()).size;
-    if i < 0 || i >= size {
-        return std::ptr::null_mut();
+    let (array, size) = item_array(p, inline);
+    match usize::try_from(i) {
+        Ok(i) if i < size => *array.add(i),
+        _ => std::ptr::null_mut(),
     }
-    let array = if inline {
-        (&raw const (*p.cast::<TupleLayout>()).items).cast::<*mut ffi::PyObject>()
-    } else {
-        (*p.cast::<ListLayout>()).items.cast_const()
-    };
-    *array.add(i as usize)
 }
 
 /// Whether list and tuple items are read from the objects on this interpreter.
@@ -184,10 +195,7 @@ impl Items for List {
     }
     #[inline(always)]
     unsafe fn in_place(self) -> Option<(*const *mut ffi::PyObject, usize)> {
-        self.1.then(|| {
-            let list = self.0.cast::<ListLayout>();
-            ((*list).items.cast_const(), (*list).head.size as usize)
-        })
+        self.1.then(|| item_array(self.0, false))
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
@@ -229,10 +237,7 @@ impl Items for Tuple {
     }
     #[inline(always)]
     unsafe fn in_place(self) -> Option<(*const *mut ffi::PyObject, usize)> {
-        self.2.then(|| {
-            let items = &raw const (*self.0.cast::<TupleLayout>()).items;
-            (items.cast::<*mut ffi::PyObject>(), self.1 as usize)
-        })
+        self.2.then(|| item_array(self.0, true))
     }
     #[inline(always)]
     unsafe fn item(self, i: ffi::Py_ssize_t) -> *mut ffi::PyObject {
@@ -295,17 +300,12 @@ pub(crate) enum DictLayout {
 
 static DICT_LAYOUT: OnceLock<Option<DictLayout>> = OnceLock::new();
 
-/// The entries of a combined table: where they start, how many slots are
-/// used, and the words per entry (the key is at word `stride - 2`, the
-/// value right after it).
+/// The entries of a combined table (see [`Table`]).
 ///
 /// # Safety
 /// `head` must be a live exact dict with a combined table; GIL held.
 #[inline(always)]
-unsafe fn entries(
-    layout: DictLayout,
-    head: *const DictHead,
-) -> (*const *mut ffi::PyObject, usize, usize) {
+unsafe fn entries(layout: DictLayout, head: *const DictHead) -> Table {
     let keys = (*head).keys;
     match layout {
         DictLayout::V311 => {
@@ -313,7 +313,11 @@ unsafe fn entries(
             let indices = keys.add(std::mem::size_of::<Keys311>());
             let start = indices.add(1usize << (*k).log2_index_bytes);
             let stride = if (*k).kind == KEYS_GENERAL { 3 } else { 2 };
-            (start.cast(), (*k).nentries as usize, stride)
+            Table {
+                start: start.cast(),
+                used: (*k).nentries as usize,
+                stride,
+            }
         }
         DictLayout::V310 => {
             let k = keys.cast::<Keys310>();
@@ -325,38 +329,13 @@ unsafe fn entries(
                 _ => 8,
             };
             let indices = keys.add(std::mem::size_of::<Keys310>());
-            (
-                indices.add(size * index_bytes).cast(),
-                (*k).nentries as usize,
-                3,
-            )
+            Table {
+                start: indices.add(size * index_bytes).cast(),
+                used: (*k).nentries as usize,
+                stride: 3,
+            }
         }
     }
-}
-
-/// Member after position `pos` of a combined table, read in place.
-///
-/// # Safety
-/// As [`entries`].
-#[inline(always)]
-unsafe fn next_in_place(
-    layout: DictLayout,
-    head: *const DictHead,
-    pos: &mut ffi::Py_ssize_t,
-) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
-    let (start, used, stride) = entries(layout, head);
-    let mut i = usize::try_from(*pos).ok()?;
-    while i < used {
-        let entry = start.add(i * stride + stride - 2);
-        let value = *entry.add(1);
-        i += 1;
-        if !value.is_null() {
-            *pos = i as ffi::Py_ssize_t;
-            return Some((*entry, value));
-        }
-    }
-    *pos = i as ffi::Py_ssize_t;
-    None
 }
 
 fn probe_dicts(py: Python<'_>) -> PyResult<Option<DictLayout>> {
@@ -387,7 +366,7 @@ fn probe_dicts(py: Python<'_>) -> PyResult<Option<DictLayout>> {
             loop {
                 let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
                 let api = (ffi::PyDict_Next(p, &mut a, &mut k, &mut v) != 0).then_some((k, v));
-                let ours = next_in_place(layout, head, &mut b);
+                let ours = entries(layout, head).next(&mut b);
                 if api != ours {
                     break false;
                 }
@@ -470,12 +449,7 @@ impl Dict {
         if !(*head).values.is_null() {
             return None;
         }
-        let (start, used, stride) = entries(layout, head);
-        Some(Table {
-            start,
-            used,
-            stride,
-        })
+        Some(entries(layout, head))
     }
 
     /// The member after position `pos` (borrowed key and value), advancing
@@ -490,19 +464,16 @@ impl Dict {
         self,
         pos: &mut ffi::Py_ssize_t,
     ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
-        debug_assert!(ffi::PyDict_CheckExact(self.0) != 0);
-        if let Some(layout) = self.1 {
-            let head = self.0.cast::<DictHead>().cast_const();
-            if (*head).values.is_null() {
-                return next_in_place(layout, head, pos);
-            }
+        if let Some(table) = self.table() {
+            return table.next(pos);
         }
         let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
         (ffi::PyDict_Next(self.0, pos, &mut k, &mut v) != 0).then_some((k, v))
     }
 }
 
-/// A combined table's entries, read in place (see [`Dict::table`]).
+/// A combined table's entries, read in place (see [`Dict::table`]): where
+/// they start, how many slots are used, and the words per entry.
 #[derive(Clone, Copy)]
 pub(crate) struct Table {
     start: *const *mut ffi::PyObject,
@@ -521,6 +492,29 @@ impl Table {
     pub(crate) unsafe fn entry(self, i: usize) -> (*mut ffi::PyObject, *mut ffi::PyObject) {
         let key = self.start.add(i * self.stride + self.stride - 2);
         (*key, *key.add(1))
+    }
+
+    /// The member after position `pos`, skipping deleted entries, advancing
+    /// `pos` past it (to `used` at the end) as `PyDict_Next` does.
+    ///
+    /// # Safety
+    /// The table still valid (no Python code run since it was read).
+    #[inline(always)]
+    unsafe fn next(
+        self,
+        pos: &mut ffi::Py_ssize_t,
+    ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+        let mut i = usize::try_from(*pos).ok()?;
+        while i < self.used {
+            let (key, value) = self.entry(i);
+            i += 1;
+            if !value.is_null() {
+                *pos = i as ffi::Py_ssize_t;
+                return Some((key, value));
+            }
+        }
+        *pos = i as ffi::Py_ssize_t;
+        None
     }
 }
 
