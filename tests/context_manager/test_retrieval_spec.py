@@ -18,5 +18,6 @@ def test_schema_is_the_reference_and_the_spec_counts_the_same() -> None:
     theirs, ours = _create_retrieval_tool(stash).tool_spec, create_retrieval_tool(stash).tool_spec
     assert ours["name"] == theirs["name"] == "retrieve_context"
     assert ours["inputSchema"] == theirs["inputSchema"]
+    assert json.dumps(ours["inputSchema"]) == json.dumps(theirs["inputSchema"])  # key order too
     assert ours["description"] != theirs["description"]
     assert len(json.dumps(ours)) == len(json.dumps(theirs))

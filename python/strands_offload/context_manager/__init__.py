@@ -28,16 +28,19 @@ from .strategies.offload import RerankerError as RerankerError
 from .types import ContextManagerConfig, ContextState, ContextStrategy, StashConfig
 
 __all__ = [
+    # The manager, its settings and what it keeps per agent.
     "ContextManager",
     "ContextManagerConfig",
     "ContextState",
+    "StashConfig",
+    # Strategies: where they act, when, and how each method is set up.
     "ContextStrategy",
     "Offload",
-    "OffloadConditions",
     "OffloadTarget",
-    "STRATEGY_PRESET_NAMES",
-    "StashConfig",
-    "StrategyPresetName",
-    "SummarizeConfig",
+    "OffloadConditions",
     "TruncateConfig",
+    "SummarizeConfig",
+    # Ready-made pipelines.
+    "StrategyPresetName",
+    "STRATEGY_PRESET_NAMES",
 ]

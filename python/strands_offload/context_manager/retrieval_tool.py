@@ -56,29 +56,43 @@ _SEARCH_NOTE = (
     "the answer lists the best references with their first matching line."
 )
 
-# The input schema is machine-readable: the reference's, key for key.
+# What the model reads about each argument. The schema is part of the tool's contract (a model
+# prompted for the reference's tool must read ours alike), so these texts are the reference's.
+_ARGUMENT_HELP = {
+    "reference": "The reference key from the offload placeholder.",
+    "pattern": "Regex or keyword to grep for. Returns matching lines with context.",
+    "line_range": "Line range to extract (1-indexed, inclusive).",
+    "start": "First line to return.",
+    "end": "Last line to return.",
+    "context_lines": "Lines of context around each match (default: 5).",
+}
+
+
+def _argument(name: str, json_type: str, *, minimum: int | None = None, **nested: Any) -> dict[str, Any]:
+    """One argument's schema, its keys in the reference's order: type, bound, help, nesting."""
+    schema: dict[str, Any] = {"type": json_type}
+    if minimum is not None:
+        schema["minimum"] = minimum
+    schema["description"] = _ARGUMENT_HELP[name]
+    return schema | nested
+
+
+# Machine-readable: the reference's schema, key for key and in its key order.
 _INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reference": {"type": "string", "description": "The reference key from the offload placeholder."},
-        "pattern": {
-            "type": "string",
-            "description": "Regex or keyword to grep for. Returns matching lines with context.",
-        },
-        "line_range": {
-            "type": "object",
-            "description": "Line range to extract (1-indexed, inclusive).",
-            "properties": {
-                "start": {"type": "integer", "minimum": 1, "description": "First line to return."},
-                "end": {"type": "integer", "minimum": 1, "description": "Last line to return."},
+        "reference": _argument("reference", "string"),
+        "pattern": _argument("pattern", "string"),
+        "line_range": _argument(
+            "line_range",
+            "object",
+            properties={
+                "start": _argument("start", "integer", minimum=1),
+                "end": _argument("end", "integer", minimum=1),
             },
-            "required": ["start", "end"],
-        },
-        "context_lines": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Lines of context around each match (default: 5).",
-        },
+            required=["start", "end"],
+        ),
+        "context_lines": _argument("context_lines", "integer", minimum=0),
     },
     "required": ["reference"],
 }
