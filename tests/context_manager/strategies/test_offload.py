@@ -28,6 +28,8 @@ def test_empty_list_target_is_refused(impl: Impl, method: str) -> None:
         ({"preview_tokens": 200}, 200, "threshold (200) must be greater than preview_tokens (200)"),
         ({"preview_tokens": 200}, 150.0, "threshold (150.0) must be greater than preview_tokens (200)"),
         ({"preview_tokens": 0}, 0, "threshold (0) must be greater than preview_tokens (0)"),
+        ({"preview_tokens": 250.5}, 250, "threshold (250) must be greater than preview_tokens (250.5)"),
+        ({"preview_tokens": float("nan")}, 900, "threshold (900) must be greater than preview_tokens (1000)"),
     ],
 )
 def test_truncate_threshold_must_exceed_the_preview(

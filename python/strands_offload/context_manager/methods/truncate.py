@@ -41,12 +41,20 @@ class TruncateConfig(TypedDict, total=False):
     preview: Literal["head", "tail", "head_tail", "shape"]
 
 
-def preview_tokens_of(config: Mapping[str, Any] | None) -> int:
-    """The preview budget a config asks for: a finite number floored at 0, else the default."""
+def requested_preview_tokens(config: Mapping[str, Any] | None) -> float:
+    """The preview budget as a config writes it: a finite number as given, else the default.
+
+    Errors quote this value (``preview_tokens (1000.5)``); :func:`preview_tokens_of` is the budget used.
+    """
     raw = (config or {}).get("preview_tokens", DEFAULT_PREVIEW_TOKENS)
     if isinstance(raw, (int, float)) and math.isfinite(raw):
-        return max(0, int(raw))
+        return raw
     return DEFAULT_PREVIEW_TOKENS
+
+
+def preview_tokens_of(config: Mapping[str, Any] | None) -> int:
+    """The preview budget a config asks for: :func:`requested_preview_tokens` as a whole number, at least 0."""
+    return max(0, int(requested_preview_tokens(config)))
 
 
 def build_preview(

@@ -7,7 +7,6 @@ oldest fifth of the conversation goes, pins or not, so the next call can be made
 from __future__ import annotations
 
 import logging
-import math
 from typing import TYPE_CHECKING, Any
 
 from strands.experimental.context_manager import OffloadConditions, OffloadTarget, TruncateConfig
@@ -15,7 +14,7 @@ from strands.experimental.context_manager import OffloadConditions, OffloadTarge
 from ..._edits import now_ns
 from ..._measure import Measure
 from ..._run import run_of
-from ...methods.truncate import preview_tokens_of, truncated_block
+from ...methods.truncate import preview_tokens_of, requested_preview_tokens, truncated_block
 from ...stash import Stash, format_refs
 from ...types import ContextState, is_text_block
 from ._messages import place_marker, remove_with_partners, removed_messages, restore_alternation
@@ -57,15 +56,15 @@ class TruncateStrategy(BaseOffloadStrategy):
     ) -> None:
         super().__init__(target, conditions)
         self._truncate_config: TruncateConfig = config or {}
-        raw = self._truncate_config.get("preview_tokens", 1000)
-        preview = raw if isinstance(raw, (int, float)) and math.isfinite(raw) else 1000
+        # A threshold at or under the preview size would leave results no shorter: refuse it.
+        requested = requested_preview_tokens(config)
         threshold = (conditions or {}).get("threshold")
-        if isinstance(threshold, (int, float)) and threshold <= preview:
+        if isinstance(threshold, (int, float)) and threshold <= requested:
             raise ValueError(
-                f"threshold ({threshold}) must be greater than preview_tokens ({preview}) "
+                f"threshold ({threshold}) must be greater than preview_tokens ({requested}) "
                 "to ensure truncation converges"
             )
-        self._preview_tokens = preview_tokens_of(self._truncate_config)
+        self._preview_tokens = preview_tokens_of(config)
 
     @property
     def name(self) -> str:
