@@ -48,7 +48,8 @@ if member in ("dump", "dump-dropped"):
 else:
     plugin = _plugin("reference" if member == "reference" else "native")
     agent = _agent(plugin)
-    calls = iter(range(1_000_000))
+    import itertools
+    calls = itertools.count()
     def run(content):
         # A tool use id of its own per round: the storage keeps every result, as in a
         # conversation (one id again would free the previous round's bytes inside the timing).
